@@ -1,0 +1,77 @@
+#include "app/list_command.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "app/prepare.h"
+#include "config/duration.h"
+#include "text/sanitize.h"
+
+namespace ranktest::app {
+namespace {
+
+nlohmann::ordered_json test_json(const TestCase& test,
+                                 const select::ResolvedSettings& settings) {
+  const auto utf8 = [](const std::string& s) { return text::repair_utf8(s); };
+  nlohmann::ordered_json json{
+      {"id", utf8(test.id)},
+      {"name", utf8(test.name)},
+      {"kind", "gtest"},
+      {"source", utf8(test.source_label)},
+      {"executable", utf8(test.executable.string())},
+      {"location", nullptr},
+      {"type_param", utf8(test.type_param)},
+      {"value_param", utf8(test.value_param)},
+      {"skip_reason", test.skip_reason ? nlohmann::ordered_json(*test.skip_reason)
+                                       : nlohmann::ordered_json(nullptr)},
+      {"timeout_ms", settings.timeout.count()}};
+  if (test.location)
+    json["location"] = {{"file", utf8(test.location->file)},
+                        {"line", test.location->line}};
+  return json;
+}
+
+}  // namespace
+
+int list_command(const CommandLine& cli) {
+  const auto fail = [](const Failure& failure) {
+    fmt::print(stderr, "ranktest: error: {}\n", failure.message);
+    return to_int(failure.code);
+  };
+  auto loaded = load_configuration(cli);
+  if (auto* failure = std::get_if<Failure>(&loaded)) return fail(*failure);
+  const config::Config config = std::move(std::get<config::Config>(loaded));
+  process::SignalWatch signals;
+  auto discovered = discover_tests(config, signals);
+  if (auto* failure = std::get_if<Failure>(&discovered)) return fail(*failure);
+
+  std::vector<const TestCase*> selected;
+  for (const auto& test : std::get<std::vector<TestCase>>(discovered))
+    if (select::selection_matches(cli.selection, test)) selected.push_back(&test);
+
+  if (cli.list_format == ListFormat::json) {
+    nlohmann::ordered_json tests = nlohmann::ordered_json::array();
+    for (const auto* test : selected)
+      tests.push_back(test_json(*test, select::resolve_settings(config, *test)));
+    fmt::print("{}\n", nlohmann::ordered_json{{"tests", tests}}.dump(2));
+    return to_int(ExitCode::success);
+  }
+  std::size_t skipped = 0;
+  for (const auto* test : selected) {
+    const auto timeout = select::resolve_settings(config, *test).timeout;
+    std::string notes;
+    if (test->skip_reason) {
+      notes = fmt::format("  [skipped: {}]", *test->skip_reason);
+      ++skipped;
+    } else if (timeout != config.timeout) {
+      notes = fmt::format("  [timeout {}]", config::format_duration(timeout));
+    }
+    fmt::print("{}{}\n", text::terminal_safe(test->id), notes);
+  }
+  fmt::print(stderr, "ranktest: {} test{} ({} skipped)\n", selected.size(),
+             selected.size() == 1 ? "" : "s", skipped);
+  return to_int(ExitCode::success);
+}
+
+}  // namespace ranktest::app

@@ -1,0 +1,32 @@
+// What the command line says, before it is merged with ranktest.toml.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "select/test_plan.h"
+
+namespace ranktest::app {
+
+enum class NoTestsPolicy { fail, warn, pass };
+enum class ListFormat { text, json };
+
+struct CommandLine {
+  std::string program = "ranktest";  // as typed, for rerun hints
+  std::optional<std::filesystem::path> config_path;
+  std::vector<std::string> binaries;  // replace the configured sources
+  select::Selection selection;
+  std::optional<int> jobs;
+  std::optional<config::Duration> timeout;
+  bool fail_fast = false;
+  bool no_capture = false;
+  std::optional<std::filesystem::path> junit;
+  std::optional<std::filesystem::path> state_dir;
+  NoTestsPolicy no_tests = NoTestsPolicy::fail;
+  ListFormat list_format = ListFormat::text;
+};
+
+}  // namespace ranktest::app

@@ -1,0 +1,74 @@
+#include "app/prepare.h"
+
+#include <fmt/format.h>
+#include <sched.h>
+
+#include <thread>
+
+#include "config/config_loader.h"
+#include "discover/gtest_discoverer.h"
+
+namespace ranktest::app {
+
+int available_cpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+std::variant<config::Config, Failure> load_configuration(const CommandLine& cli) {
+  config::Config config;
+  std::optional<std::filesystem::path> path = cli.config_path;
+  if (!path && std::filesystem::exists("ranktest.toml")) path = "ranktest.toml";
+  if (path) {
+    auto loaded = config::load_config_file(*path);
+    if (!loaded) return Failure{ExitCode::usage_error, loaded.error().message};
+    config = std::move(*loaded);
+  } else {
+    config.root = ".";
+    config.state_dir = std::filesystem::path(".") / config.state_dir;
+  }
+
+  if (!cli.binaries.empty()) {
+    // Binaries named on the command line replace the configured sources;
+    // they are relative to the working directory, not the config file.
+    config::SourceConfig source;
+    for (const auto& binary : cli.binaries)
+      source.paths.push_back(std::filesystem::absolute(binary).string());
+    source.place = config::Place{"command line"};
+    config.sources = {source};
+  }
+  if (cli.jobs) config.jobs = *cli.jobs;
+  if (cli.timeout) config.timeout = *cli.timeout;
+  if (cli.fail_fast) config.fail_fast = true;
+  if (cli.junit) config.junit = *cli.junit;
+  if (cli.state_dir) config.state_dir = *cli.state_dir;
+  if (config.jobs <= 0) config.jobs = available_cpus();
+  if (cli.no_capture) config.jobs = 1;  // interleaved output is unreadable
+
+  if (config.sources.empty())
+    return Failure{ExitCode::usage_error,
+                   path ? fmt::format("{}: no [[source]] and no test binary on "
+                                      "the command line; add a [[source]] "
+                                      "table or name a binary",
+                                      path->string())
+                        : "no test binary given and no ranktest.toml here; "
+                          "run `ranktest run PATH...` or write a ranktest.toml "
+                          "(see docs/configuration.md)"};
+  return config;
+}
+
+std::variant<std::vector<TestCase>, Failure> discover_tests(
+    const config::Config& config, process::SignalWatch& signals) {
+  auto binaries = discover::resolve_gtest_binaries(config);
+  if (!binaries) return Failure{ExitCode::discovery_error, binaries.error().message};
+  std::vector<TestCase> tests;
+  for (const auto& binary : *binaries) {
+    auto found = discover::discover_gtest_binary(binary, signals, config.timeout);
+    if (!found) return Failure{ExitCode::discovery_error, found.error().message};
+    tests.insert(tests.end(), found->begin(), found->end());
+  }
+  return tests;
+}
+
+}  // namespace ranktest::app

@@ -1,0 +1,32 @@
+// The shared front of `run` and `list`: configuration, then discovery.
+#pragma once
+
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "app/exit_code.h"
+#include "app/options.h"
+#include "config/config.h"
+#include "model/test_case.h"
+#include "process/signal_watch.h"
+
+namespace ranktest::app {
+
+struct Failure {
+  ExitCode code;
+  std::string message;
+};
+
+// ranktest.toml (from --config, else ./ranktest.toml if present) with the
+// command line applied on top.
+std::variant<config::Config, Failure> load_configuration(const CommandLine& cli);
+
+// Every test of every source, in source order.
+std::variant<std::vector<TestCase>, Failure> discover_tests(
+    const config::Config& config, process::SignalWatch& signals);
+
+// Number of CPUs this process may run on.
+int available_cpus();
+
+}  // namespace ranktest::app

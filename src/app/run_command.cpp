@@ -1,0 +1,160 @@
+#include "app/run_command.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "app/prepare.h"
+#include "events/dispatcher.h"
+#include "events/journal.h"
+#include "execute/process_test_runner.h"
+#include "execute/run_folder.h"
+#include "report/junit_reporter.h"
+#include "report/terminal_reporter.h"
+#include "schedule/scheduler.h"
+
+namespace ranktest::app {
+namespace {
+
+using Clock = std::chrono::system_clock;
+
+events::TestInfo info_of(const TestCase& test) {
+  return events::TestInfo{test.id, test.name, test.source_label, test.location};
+}
+
+// Turns what the scheduler does into events, and counts outcomes.
+class RunRecorder final : public schedule::ScheduleObserver {
+ public:
+  RunRecorder(std::string run_id, events::Dispatcher& dispatcher)
+      : run_id_(std::move(run_id)), dispatcher_(dispatcher) {}
+
+  void test_started(const select::PlannedTest& test,
+                    const schedule::Assignment& assignment) override {
+    dispatcher_.dispatch(events::TestStarted{run_id_, Clock::now(),
+                                             info_of(test.test),
+                                             assignment.attempt, assignment.slot});
+  }
+  void test_finished(const select::PlannedTest& test,
+                     const schedule::Finished& finished) override {
+    record(test.test, finished.assignment.attempt, finished.assignment.slot,
+           finished.result);
+  }
+  void test_not_run(const select::PlannedTest& test,
+                    const std::string& reason) override {
+    TestResult result;
+    result.outcome = Outcome::not_run;
+    result.reason = reason;
+    record(test.test, 0, -1, result);
+  }
+  void test_skipped(const TestCase& test) {
+    TestResult result;
+    result.outcome = Outcome::skipped;
+    result.reason = test.skip_reason.value_or("");
+    record(test, 0, -1, result);
+  }
+  const events::Counts& counts() const { return counts_; }
+
+ private:
+  void record(const TestCase& test, int attempt, int slot,
+              const TestResult& result) {
+    counts_.add(result.outcome);
+    dispatcher_.dispatch(events::TestFinished{run_id_, Clock::now(),
+                                              info_of(test), attempt, slot,
+                                              result});
+  }
+
+  std::string run_id_;
+  events::Dispatcher& dispatcher_;
+  events::Counts counts_;
+};
+
+std::string rerun_command(const CommandLine& cli) {
+  std::string command = cli.program + " run";
+  if (cli.config_path)
+    command += " --config " + report::shell_quote(cli.config_path->string());
+  for (const auto& binary : cli.binaries)
+    command += " " + report::shell_quote(binary);
+  return command;
+}
+
+int exit_code_for(const events::Counts& counts,
+                  const schedule::ScheduleResult& schedule,
+                  const events::Dispatcher& dispatcher) {
+  if (schedule.interrupt_signal) return kInterruptedBase + *schedule.interrupt_signal;
+  if (counts.failed > 0) return to_int(ExitCode::tests_failed);
+  if (!dispatcher.failures().empty()) return to_int(ExitCode::internal_error);
+  return to_int(ExitCode::success);
+}
+
+}  // namespace
+
+int run_command(const CommandLine& cli) {
+  const auto fail = [](const Failure& failure) {
+    fmt::print(stderr, "ranktest: error: {}\n", failure.message);
+    return to_int(failure.code);
+  };
+  auto loaded = load_configuration(cli);
+  if (auto* failure = std::get_if<Failure>(&loaded)) return fail(*failure);
+  const config::Config config = std::move(std::get<config::Config>(loaded));
+
+  process::SignalWatch signals;
+  auto discovered = discover_tests(config, signals);
+  if (auto* failure = std::get_if<Failure>(&discovered)) return fail(*failure);
+  const auto plan = select::plan_tests(std::get<std::vector<TestCase>>(discovered),
+                                       cli.selection, config);
+
+  if (plan.to_run.empty() && plan.to_skip.empty() &&
+      cli.no_tests != NoTestsPolicy::pass) {
+    const bool warn = cli.no_tests == NoTestsPolicy::warn;
+    fmt::print(stderr, "ranktest: {}: no test matched ({} filtered out); "
+               "check --filter/--exact, or pass --no-tests=warn\n",
+               warn ? "warning" : "error", plan.filtered_out);
+    if (!warn) return to_int(ExitCode::no_tests);
+  }
+
+  const auto started = Clock::now();
+  auto folder = execute::RunFolder::create(config.state_dir,
+                                           execute::make_run_id(started));
+  if (!folder) return fail({ExitCode::internal_error, folder.error().message});
+
+  events::Dispatcher dispatcher(stderr);
+  auto journal = events::Journal::open(folder->path() / "events.jsonl");
+  if (!journal) return fail({ExitCode::internal_error, journal.error().message});
+  dispatcher.add(std::move(*journal));
+  dispatcher.add(std::make_unique<report::TerminalReporter>(
+      stdout, report::TerminalOptions{rerun_command(cli)}));
+  if (config.junit)
+    dispatcher.add(std::make_unique<report::JunitReporter>(*config.junit));
+
+  dispatcher.dispatch(events::RunStarted{
+      folder->run_id(), started, folder->path().string(), plan.to_run.size(),
+      plan.to_skip.size(), plan.filtered_out, config.jobs});
+  RunRecorder recorder(folder->run_id(), dispatcher);
+  for (const auto& test : plan.to_skip) recorder.test_skipped(test);
+
+  schedule::ScheduleResult schedule;
+  {
+    execute::ProcessTestRunner runner(
+        *folder, signals,
+        execute::RunnerOptions{config.grace_period, !cli.no_capture});
+    schedule = schedule::run_schedule(
+        plan.to_run, schedule::ScheduleOptions{config.jobs, config.fail_fast},
+        runner, recorder);
+  }
+
+  const auto finished = Clock::now();
+  events::RunFinished end{folder->run_id(), finished, recorder.counts(),
+                          std::chrono::duration_cast<std::chrono::milliseconds>(
+                              finished - started),
+                          "", 0};
+  if (schedule.cancel == schedule::CancelReason::fail_fast)
+    end.cancel_reason = "fail-fast";
+  if (schedule.cancel == schedule::CancelReason::interrupted)
+    end.cancel_reason = "interrupted";
+  end.exit_code = exit_code_for(recorder.counts(), schedule, dispatcher);
+  dispatcher.dispatch(end);
+  // A reporter may have failed on the last event.
+  return exit_code_for(recorder.counts(), schedule, dispatcher);
+}
+
+}  // namespace ranktest::app

@@ -1,0 +1,69 @@
+// The one immutable configuration of a run: ranktest.toml merged with the
+// command line. Every key is documented in docs/configuration.md.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/duration.h"
+#include "model/test_case.h"
+
+namespace ranktest::config {
+
+// Where a setting came from, for error messages: "ranktest.toml:12:3".
+struct Place {
+  std::string file;
+  int line = 0;
+  int column = 0;
+  std::string to_string() const;
+};
+
+struct SourceConfig {
+  SuiteKind kind = SuiteKind::gtest;
+  // Paths or globs, relative to the configuration file's folder.
+  std::vector<std::string> paths;
+  std::vector<std::string> args;
+  std::map<std::string, std::string> env;
+  std::filesystem::path working_directory;  // empty: the runner's own
+  Place place;
+};
+
+// Settings a test can get from an [[override]]; unset means "not said here".
+struct TestSettings {
+  std::optional<Duration> timeout;
+};
+
+struct Override {
+  std::string filter;  // glob over the test id or name, as --filter
+  TestSettings settings;
+  Place place;
+};
+
+struct Config {
+  // Folder that relative paths in the configuration are resolved against.
+  std::filesystem::path root;
+  std::optional<std::filesystem::path> file;
+
+  int jobs = 0;  // 0: one per CPU
+  Duration timeout = std::chrono::minutes(5);
+  Duration grace_period = std::chrono::seconds(5);
+  bool fail_fast = false;
+  std::filesystem::path state_dir = ".ranktest";
+  std::optional<std::filesystem::path> junit;
+
+  std::vector<SourceConfig> sources;
+  std::vector<Override> overrides;
+};
+
+// The keys ranktest.toml accepts, per table; docs/configuration.md must
+// describe each (a test checks it).
+struct KnownKeys {
+  static const std::vector<std::string>& top_level();
+  static const std::vector<std::string>& source();
+  static const std::vector<std::string>& override_table();
+};
+
+}  // namespace ranktest::config

@@ -1,0 +1,298 @@
+#include "config/config_loader.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <toml++/toml.h>
+
+namespace ranktest::config {
+
+std::string Place::to_string() const {
+  if (line <= 0) return file;
+  return fmt::format("{}:{}:{}", file, line, column);
+}
+
+const std::vector<std::string>& KnownKeys::top_level() {
+  static const std::vector<std::string> keys{
+      "jobs",      "timeout", "grace-period", "fail-fast",
+      "state-dir", "junit",   "source",       "override"};
+  return keys;
+}
+const std::vector<std::string>& KnownKeys::source() {
+  static const std::vector<std::string> keys{"kind", "paths", "args", "env",
+                                             "cwd"};
+  return keys;
+}
+const std::vector<std::string>& KnownKeys::override_table() {
+  static const std::vector<std::string> keys{"filter", "timeout"};
+  return keys;
+}
+
+namespace {
+
+std::string_view type_name(toml::node_type type) {
+  switch (type) {
+    case toml::node_type::none: return "nothing";
+    case toml::node_type::table: return "a table";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::string: return "a string";
+    case toml::node_type::integer: return "an integer";
+    case toml::node_type::floating_point: return "a float";
+    case toml::node_type::boolean: return "a boolean";
+    case toml::node_type::date: return "a date";
+    case toml::node_type::time: return "a time";
+    case toml::node_type::date_time: return "a date-time";
+  }
+  return "a value";
+}
+
+// Reads one table of ranktest.toml, turning every problem into an Error that
+// names file:line:column and the key.
+class TableReader {
+ public:
+  TableReader(const std::string& file, std::string context)
+      : file_(file), context_(std::move(context)) {}
+
+  Place place_of(const toml::source_region& region) const {
+    return Place{file_, static_cast<int>(region.begin.line),
+                 static_cast<int>(region.begin.column)};
+  }
+
+  Error error_at(const toml::source_region& region,
+                 const std::string& message) const {
+    return Error{fmt::format("{}: {}", place_of(region).to_string(), message)};
+  }
+
+  std::optional<Error> check_keys(const toml::table& table,
+                                  const std::vector<std::string>& known) const {
+    for (const auto& [key, node] : table) {
+      if (std::find(known.begin(), known.end(), key.str()) != known.end())
+        continue;
+      return error_at(key.source(),
+                      fmt::format("unknown key '{}'{}; known keys are: {} "
+                                  "(see docs/configuration.md)",
+                                  key.str(), context_, join(known)));
+    }
+    return std::nullopt;
+  }
+
+  Error wrong_type(std::string_view key, const toml::node& node,
+                   std::string_view expected) const {
+    return error_at(node.source(),
+                    fmt::format("key '{}'{} must be {}, not {}", key, context_,
+                                expected, type_name(node.type())));
+  }
+
+  Expected<Duration> duration(std::string_view key,
+                              const toml::node& node) const {
+    constexpr std::string_view kExpected =
+        "a duration: a number of seconds or a string such as \"90s\", "
+        "\"5m\", \"250ms\"";
+    if (auto seconds = node.value<double>(); seconds && !node.is_string()) {
+      if (*seconds < 0) return wrong_type(key, node, kExpected);
+      return Duration(static_cast<Duration::rep>(*seconds * 1000));
+    }
+    if (const auto* text = node.as_string()) {
+      if (auto parsed = parse_duration(text->get())) return *parsed;
+      return error_at(node.source(),
+                      fmt::format("key '{}'{} has the value \"{}\", which is "
+                                  "not {}",
+                                  key, context_, text->get(), kExpected));
+    }
+    return wrong_type(key, node, kExpected);
+  }
+
+  Expected<std::vector<std::string>> strings(std::string_view key,
+                                             const toml::node& node) const {
+    const auto* array = node.as_array();
+    if (!array) return wrong_type(key, node, "an array of strings");
+    std::vector<std::string> out;
+    for (const auto& element : *array) {
+      const auto* text = element.as_string();
+      if (!text) return wrong_type(key, element, "an array of strings");
+      out.push_back(text->get());
+    }
+    return out;
+  }
+
+ private:
+  static std::string join(const std::vector<std::string>& keys) {
+    std::string out;
+    for (const auto& key : keys) out += (out.empty() ? "" : ", ") + key;
+    return out;
+  }
+
+  const std::string& file_;
+  std::string context_;
+};
+
+std::optional<Error> read_top_level(const toml::table& table,
+                                    const TableReader& reader,
+                                    Config& config) {
+  if (auto error = reader.check_keys(table, KnownKeys::top_level()))
+    return error;
+  if (const auto* node = table.get("jobs")) {
+    const auto jobs = node->value<int64_t>();
+    if (!node->is_integer() || *jobs < 1 || *jobs > 4096)
+      return reader.wrong_type("jobs", *node, "an integer from 1 to 4096");
+    config.jobs = static_cast<int>(*jobs);
+  }
+  for (const auto& [key, target] :
+       {std::pair{"timeout", &config.timeout},
+        std::pair{"grace-period", &config.grace_period}}) {
+    if (const auto* node = table.get(key)) {
+      auto value = reader.duration(key, *node);
+      if (!value) return value.error();
+      *target = *value;
+    }
+  }
+  if (const auto* node = table.get("fail-fast")) {
+    if (!node->is_boolean()) return reader.wrong_type("fail-fast", *node, "true or false");
+    config.fail_fast = node->value<bool>().value();
+  }
+  if (const auto* node = table.get("state-dir")) {
+    if (!node->is_string()) return reader.wrong_type("state-dir", *node, "a path string");
+    config.state_dir = config.root / node->value<std::string>().value();
+  }
+  if (const auto* node = table.get("junit")) {
+    if (!node->is_string()) return reader.wrong_type("junit", *node, "a path string");
+    config.junit = config.root / node->value<std::string>().value();
+  }
+  return std::nullopt;
+}
+
+std::optional<Error> read_source(const toml::table& table,
+                                 const TableReader& reader,
+                                 SourceConfig& source) {
+  if (auto error = reader.check_keys(table, KnownKeys::source())) return error;
+  source.place = reader.place_of(table.source());
+  if (const auto* node = table.get("kind")) {
+    const auto kind = node->value<std::string>();
+    if (!node->is_string() || *kind != "gtest")
+      return node->is_string()
+                 ? reader.error_at(node->source(),
+                                   fmt::format("unknown source kind \"{}\" "
+                                               "in [[source]]; known kinds "
+                                               "are: gtest",
+                                               *kind))
+                 : reader.wrong_type("kind", *node, "the string \"gtest\"");
+  }
+  const auto* paths = table.get("paths");
+  if (!paths)
+    return reader.error_at(
+        table.source(),
+        "[[source]] needs 'paths', e.g. paths = [\"build/tests/*_test\"]");
+  auto path_list = reader.strings("paths", *paths);
+  if (!path_list) return path_list.error();
+  source.paths = std::move(*path_list);
+  if (const auto* node = table.get("args")) {
+    auto args = reader.strings("args", *node);
+    if (!args) return args.error();
+    source.args = std::move(*args);
+  }
+  if (const auto* node = table.get("env")) {
+    const auto* env = node->as_table();
+    if (!env) return reader.wrong_type("env", *node, "a table of strings");
+    for (const auto& [name, value] : *env) {
+      if (!value.is_string())
+        return reader.wrong_type(fmt::format("env.{}", name.str()), value,
+                                 "a string");
+      source.env[std::string(name.str())] = value.value<std::string>().value();
+    }
+  }
+  if (const auto* node = table.get("cwd")) {
+    if (!node->is_string()) return reader.wrong_type("cwd", *node, "a path string");
+    source.working_directory = node->value<std::string>().value();
+  }
+  return std::nullopt;
+}
+
+std::optional<Error> read_override(const toml::table& table,
+                                   const TableReader& reader,
+                                   Override& entry) {
+  if (auto error = reader.check_keys(table, KnownKeys::override_table()))
+    return error;
+  entry.place = reader.place_of(table.source());
+  const auto* filter = table.get("filter");
+  if (!filter)
+    return reader.error_at(table.source(),
+                           "[[override]] needs 'filter', e.g. filter = "
+                           "\"Suite.*\"");
+  if (!filter->is_string()) return reader.wrong_type("filter", *filter, "a string");
+  entry.filter = filter->value<std::string>().value();
+  if (const auto* node = table.get("timeout")) {
+    auto value = reader.duration("timeout", *node);
+    if (!value) return value.error();
+    entry.settings.timeout = *value;
+  }
+  return std::nullopt;
+}
+
+// Reads `[[name]]`: an array of tables, each read by `read_one`.
+template <typename Item, typename ReadOne>
+std::optional<Error> read_table_array(const toml::table& root,
+                                      const std::string& file,
+                                      std::string_view name,
+                                      std::vector<Item>& out,
+                                      ReadOne read_one) {
+  const auto* node = root.get(name);
+  if (!node) return std::nullopt;
+  const TableReader top(file, "");
+  const auto* array = node->as_array();
+  if (!array || !array->is_array_of_tables())
+    return top.wrong_type(name, *node,
+                          fmt::format("an array of tables, written [[{}]]", name));
+  for (const auto& element : *array) {
+    const TableReader reader(file, fmt::format(" in [[{}]]", name));
+    Item item;
+    if (auto error = read_one(*element.as_table(), reader, item)) return error;
+    out.push_back(std::move(item));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Expected<Config> parse_config(std::string_view toml_text,
+                              const std::string& file_name,
+                              const std::filesystem::path& root) {
+  toml::table table;
+  try {
+    table = toml::parse(toml_text, file_name);
+  } catch (const toml::parse_error& error) {
+    const auto& begin = error.source().begin;
+    return Error{fmt::format("{}:{}:{}: invalid TOML: {}", file_name,
+                             begin.line, begin.column, error.description())};
+  }
+  Config config;
+  config.root = root;
+  config.state_dir = root / config.state_dir;
+  const TableReader top(file_name, "");
+  if (auto error = read_top_level(table, top, config)) return *error;
+  if (auto error = read_table_array(table, file_name, "source", config.sources,
+                                    read_source))
+    return *error;
+  if (auto error = read_table_array(table, file_name, "override",
+                                    config.overrides, read_override))
+    return *error;
+  return config;
+}
+
+Expected<Config> load_config_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Error{fmt::format("{}: cannot read the configuration file; check "
+                             "the path given to --config",
+                             path.string())};
+  std::stringstream text;
+  text << in.rdbuf();
+  auto root = path.parent_path();
+  if (root.empty()) root = ".";
+  auto config = parse_config(text.str(), path.string(), root);
+  if (config) config->file = path;
+  return config;
+}
+
+}  // namespace ranktest::config

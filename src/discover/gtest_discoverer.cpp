@@ -1,0 +1,167 @@
+#include "discover/gtest_discoverer.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "discover/gtest_listing.h"
+#include "discover/source_paths.h"
+#include "process/exit_status.h"
+#include "process/run_to_completion.h"
+#include "process/temporary_directory.h"
+#include "text/sanitize.h"
+
+namespace ranktest::discover {
+namespace {
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream content;
+  content << in.rdbuf();
+  return content.str();
+}
+
+// The first lines of what a binary printed, indented, for an error message.
+std::string quote_output(const std::string& out, const std::string& err) {
+  std::string quoted;
+  int lines = 0;
+  for (const auto* stream : {&out, &err}) {
+    std::istringstream in(*stream);
+    std::string line;
+    while (std::getline(in, line) && lines < 20) {
+      quoted += "\n    | " + text::terminal_safe(text::truncate_utf8(line, 300));
+      ++lines;
+    }
+  }
+  return quoted.empty() ? "\n    (it printed nothing)" : quoted;
+}
+
+TestCase make_test_case(const GtestBinary& binary, const ListedTest& listed) {
+  TestCase test;
+  test.name = listed.full_name();
+  test.id = binary.label + "::" + test.name;
+  test.kind = SuiteKind::gtest;
+  test.source_label = binary.label;
+  test.executable = binary.executable;
+  test.extra_args = binary.args;
+  test.env = binary.env;
+  test.working_directory = binary.working_directory;
+  test.location = listed.location;
+  test.type_param = listed.type_param;
+  test.value_param = listed.value_param;
+  if (listed.disabled()) test.skip_reason = "disabled";
+  return test;
+}
+
+}  // namespace
+
+const std::vector<std::string>& gtest_variables_to_remove() {
+  static const std::vector<std::string> names{
+      "GTEST_SHARD_INDEX", "GTEST_TOTAL_SHARDS", "GTEST_SHARD_STATUS_FILE",
+      "GTEST_FILTER",      "GTEST_OUTPUT",       "GTEST_REPEAT",
+      "GTEST_SHUFFLE",     "GTEST_LIST_TESTS",   "GTEST_ALSO_RUN_DISABLED_TESTS",
+      "GTEST_FAIL_FAST",   "GTEST_BRIEF",        "GTEST_COLOR"};
+  return names;
+}
+
+Expected<std::vector<TestCase>> discover_gtest_binary(
+    const GtestBinary& binary, process::SignalWatch& signals,
+    config::Duration timeout) {
+  const std::string name = binary.executable.string();
+  if (auto usable = check_executable(binary.executable); !usable)
+    return usable.error();
+  auto scratch = process::TemporaryDirectory::create("ranktest-list-");
+  if (!scratch) return scratch.error();
+  const auto json_path = scratch->path() / "listing.json";
+  const auto out_path = scratch->path() / "stdout";
+  const auto err_path = scratch->path() / "stderr";
+
+  process::SpawnRequest request;
+  request.argv = {binary.executable.string(), "--gtest_list_tests",
+                  "--gtest_output=json:" + json_path.string()};
+  request.argv.insert(request.argv.end(), binary.args.begin(),
+                      binary.args.end());
+  std::vector<std::pair<std::string, std::string>> env(binary.env.begin(),
+                                                       binary.env.end());
+  env.emplace_back("GTEST_COLOR", "no");
+  request.environment =
+      process::make_environment(env, gtest_variables_to_remove());
+  request.working_directory = binary.working_directory;
+  request.stdout_path = out_path;
+  request.stderr_path = err_path;
+
+  auto run = process::run_to_completion(request, signals, timeout);
+  if (!run) return Error{fmt::format("{}: {}", name, run.error().message)};
+  const auto out = read_file(out_path);
+  const auto err = read_file(err_path);
+  const auto fail = [&](const std::string& what) {
+    return Error{fmt::format("{}: {} while listing its tests "
+                             "(--gtest_list_tests); it printed:{}",
+                             name, what, quote_output(out, err))};
+  };
+  if (run->interrupted_by)
+    return Error{fmt::format("{}: listing interrupted by {}", name,
+                             process::signal_name(*run->interrupted_by))};
+  if (run->timed_out)
+    return fail(fmt::format("hung for {}", config::format_duration(timeout)));
+  if (run->exit.signaled)
+    return fail(fmt::format("crashed with {}", process::describe(run->exit)));
+  if (run->exit.code != 0)
+    return fail(fmt::format("exited with code {}", run->exit.code));
+
+  // Prefer the JSON listing: it carries file:line and is immune to whatever
+  // else the binary prints on stdout. Older gtest writes none.
+  auto listed = parse_listing_text(out);
+  if (std::filesystem::exists(json_path)) {
+    if (auto from_json = parse_listing_json(read_file(json_path)))
+      listed = std::move(from_json);
+  }
+  if (!listed)
+    return fail(fmt::format("printed a listing ranktest cannot parse ({}); is "
+                            "it a GoogleTest binary?",
+                            listed.error().message));
+  std::vector<TestCase> tests;
+  for (const auto& test : *listed) tests.push_back(make_test_case(binary, test));
+  return tests;
+}
+
+Expected<std::vector<GtestBinary>> resolve_gtest_binaries(
+    const config::Config& config) {
+  std::vector<GtestBinary> binaries;
+  for (const auto& source : config.sources) {
+    auto files = expand_source_paths(source.paths, config.root);
+    if (!files)
+      return Error{fmt::format("{}: {}", source.place.to_string(),
+                               files.error().message)};
+    for (const auto& file : *files) {
+      GtestBinary binary;
+      binary.executable = file;
+      binary.args = source.args;
+      binary.env = source.env;
+      if (!source.working_directory.empty())
+        binary.working_directory = config.root / source.working_directory;
+      binaries.push_back(std::move(binary));
+    }
+  }
+  // The same binary named by two sources runs once.
+  std::set<std::filesystem::path> seen;
+  std::vector<GtestBinary> unique;
+  for (auto& binary : binaries)
+    if (seen.insert(binary.executable).second)
+      unique.push_back(std::move(binary));
+  std::multiset<std::string> names;
+  for (const auto& binary : unique)
+    names.insert(binary.executable.filename().string());
+  for (auto& binary : unique) {
+    const auto file_name = binary.executable.filename().string();
+    binary.label =
+        names.count(file_name) == 1
+            ? file_name
+            : binary.executable.lexically_relative(config.root).string();
+  }
+  return unique;
+}
+
+}  // namespace ranktest::discover

@@ -1,0 +1,42 @@
+// Turns GoogleTest binaries into TestCases by asking each binary.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "config/config.h"
+#include "model/expected.h"
+#include "model/test_case.h"
+#include "process/signal_watch.h"
+
+namespace ranktest::discover {
+
+struct GtestBinary {
+  std::filesystem::path executable;
+  std::string label;  // unique among the run's binaries
+  std::vector<std::string> args;
+  std::map<std::string, std::string> env;
+  std::filesystem::path working_directory;
+};
+
+// GTEST_* variables of the runner's environment that would change which
+// tests a binary lists or runs (sharding, filters, repeats); they are removed
+// from every gtest process ranktest starts.
+const std::vector<std::string>& gtest_variables_to_remove();
+
+// Runs `binary --gtest_list_tests`. Errors name the binary and quote what it
+// printed: missing, not executable, crashed or hung while listing, or a
+// listing that cannot be parsed.
+Expected<std::vector<TestCase>> discover_gtest_binary(
+    const GtestBinary& binary, process::SignalWatch& signals,
+    config::Duration timeout);
+
+// Every binary of every source, labelled by file name (by path relative to
+// the root where two share a name).
+Expected<std::vector<GtestBinary>> resolve_gtest_binaries(
+    const config::Config& config);
+
+}  // namespace ranktest::discover

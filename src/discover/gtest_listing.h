@@ -1,0 +1,38 @@
+// Reading what a GoogleTest binary says about its tests.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/expected.h"
+#include "model/test_case.h"
+
+namespace ranktest::discover {
+
+struct ListedTest {
+  std::string suite;  // "Inst/Suite", "Typed/0"
+  std::string name;   // "Name", "Name/3"
+  std::string type_param;
+  std::string value_param;
+  std::optional<SourceLocation> location;
+
+  std::string full_name() const { return suite + "." + name; }
+  // As gtest decides it: the suite or the test name matches "DISABLED_*" or
+  // "*/DISABLED_*".
+  bool disabled() const;
+};
+
+// Parses the text of `--gtest_list_tests`: suite lines ("Suite." optionally
+// followed by "  # TypeParam = …"), then indented test lines ("  Name"
+// optionally followed by "  # GetParam() = …"). The "Running main() from"
+// line of gtest_main is allowed. Any other line is an error naming its line
+// number and quoting it.
+Expected<std::vector<ListedTest>> parse_listing_text(std::string_view text);
+
+// Parses the JSON file that `--gtest_list_tests --gtest_output=json:FILE`
+// writes (gtest 1.10 and later), which also gives each test's file:line.
+Expected<std::vector<ListedTest>> parse_listing_json(std::string_view json);
+
+}  // namespace ranktest::discover

@@ -1,0 +1,132 @@
+#include "events/event.h"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include "events/event_json.h"
+#include "model/overloaded.h"
+#include "text/sanitize.h"
+
+namespace ranktest::events {
+
+using Json = nlohmann::ordered_json;
+
+void Counts::add(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::passed: ++passed; break;
+    case Outcome::skipped: ++skipped; break;
+    case Outcome::interrupted: ++interrupted; break;
+    case Outcome::not_run: ++not_run; break;
+    case Outcome::failed:
+    case Outcome::crashed:
+    case Outcome::timed_out:
+    case Outcome::error: ++failed; break;
+  }
+}
+
+std::string format_time(TimePoint time) {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      time.time_since_epoch()) % 1000;
+  return fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:03d}Z",
+                     std::chrono::floor<std::chrono::seconds>(time), ms.count());
+}
+
+namespace {
+
+std::string utf8(std::string_view bytes) { return text::repair_utf8(bytes); }
+
+Json location_json(const std::optional<SourceLocation>& location) {
+  if (!location) return nullptr;
+  return {{"file", utf8(location->file)}, {"line", location->line}};
+}
+
+Json test_json(const TestInfo& test) {
+  return {{"id", utf8(test.id)},
+          {"name", utf8(test.name)},
+          {"source", utf8(test.source)},
+          {"location", location_json(test.location)}};
+}
+
+Json result_json(const TestResult& result) {
+  Json failures = Json::array();
+  for (const auto& failure : result.failures)
+    failures.push_back({{"location", location_json(failure.location)},
+                        {"message", utf8(failure.text)}});
+  Json exit = nullptr;
+  if (result.exit) {
+    exit = {{"code", result.exit->signaled ? Json(nullptr)
+                                           : Json(result.exit->code)},
+            {"signal", result.exit->signaled
+                           ? Json(result.exit->signal)
+                           : Json(nullptr)},
+            {"core_dumped", result.exit->core_dumped}};
+  }
+  return {{"outcome", to_string(result.outcome)},
+          {"reason", utf8(result.reason)},
+          {"failures", failures},
+          {"exit", exit},
+          {"duration_ms", result.duration.count()},
+          {"log", result.log_path.empty() ? Json(nullptr)
+                                          : Json(utf8(result.log_path))}};
+}
+
+}  // namespace
+
+std::string_view kind_name(const Event& event) {
+  return std::visit(
+      Overloaded{[](const RunStarted&) { return "run-started"; },
+                 [](const TestStarted&) { return "test-started"; },
+                 [](const TestFinished&) { return "test-finished"; },
+                 [](const RunFinished&) { return "run-finished"; }},
+      event);
+}
+
+Json to_json(const Event& event) {
+  Json body = std::visit(
+      Overloaded{
+          [](const RunStarted& e) -> Json {
+            return {{"run_id", e.run_id},
+                    {"time", format_time(e.time)},
+                    {"schema_version", kSchemaVersion},
+                    {"ranktest_version", RANKTEST_VERSION},
+                    {"run_dir", utf8(e.run_dir)},
+                    {"tests_to_run", e.tests_to_run},
+                    {"tests_to_skip", e.tests_to_skip},
+                    {"filtered_out", e.filtered_out},
+                    {"jobs", e.jobs}};
+          },
+          [](const TestStarted& e) -> Json {
+            return {{"run_id", e.run_id},
+                    {"time", format_time(e.time)},
+                    {"test", test_json(e.test)},
+                    {"attempt", e.attempt},
+                    {"slot", e.slot}};
+          },
+          [](const TestFinished& e) -> Json {
+            return {{"run_id", e.run_id},
+                    {"time", format_time(e.time)},
+                    {"test", test_json(e.test)},
+                    {"attempt", e.attempt},
+                    {"slot", e.slot},
+                    {"result", result_json(e.result)}};
+          },
+          [](const RunFinished& e) -> Json {
+            return {{"run_id", e.run_id},
+                    {"time", format_time(e.time)},
+                    {"counts",
+                     {{"passed", e.counts.passed},
+                      {"failed", e.counts.failed},
+                      {"skipped", e.counts.skipped},
+                      {"not_run", e.counts.not_run},
+                      {"interrupted", e.counts.interrupted}}},
+                    {"duration_ms", e.duration.count()},
+                    {"cancel_reason", e.cancel_reason},
+                    {"exit_code", e.exit_code}};
+          }},
+      event);
+  Json json = {{"event", kind_name(event)}};
+  json.update(body);
+  return json;
+}
+
+}  // namespace ranktest::events

@@ -1,0 +1,80 @@
+// Every fact of a run is one of these small immutable events, delivered in
+// the order they happen: RunStarted, then TestStarted/TestFinished pairs
+// (interleaved when tests run in parallel), then RunFinished. Tests that
+// never start (skipped, not run) get a TestFinished with attempt 0.
+// The JSON form is documented in docs/events.md.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "model/outcome.h"
+
+namespace ranktest::events {
+
+using TimePoint = std::chrono::system_clock::time_point;
+
+inline constexpr int kSchemaVersion = 1;
+
+// What every test event says about the test itself.
+struct TestInfo {
+  std::string id;
+  std::string name;
+  std::string source;  // the source label, e.g. the binary's file name
+  std::optional<SourceLocation> location;
+};
+
+struct RunStarted {
+  std::string run_id;
+  TimePoint time;
+  std::string run_dir;
+  std::size_t tests_to_run = 0;
+  std::size_t tests_to_skip = 0;
+  std::size_t filtered_out = 0;
+  int jobs = 1;
+};
+
+struct TestStarted {
+  std::string run_id;
+  TimePoint time;
+  TestInfo test;
+  int attempt = 1;
+  int slot = 0;
+};
+
+struct TestFinished {
+  std::string run_id;
+  TimePoint time;
+  TestInfo test;
+  int attempt = 1;  // 0: the test was never started
+  int slot = -1;    // -1: the test was never started
+  TestResult result;
+};
+
+struct Counts {
+  std::size_t passed = 0;
+  std::size_t failed = 0;
+  std::size_t skipped = 0;
+  std::size_t not_run = 0;      // never started: fail-fast, interruption
+  std::size_t interrupted = 0;  // started, then stopped by an interruption
+  void add(Outcome outcome);
+};
+
+struct RunFinished {
+  std::string run_id;
+  TimePoint time;
+  Counts counts;
+  std::chrono::milliseconds duration{0};
+  // "" when the run was not cut short; "fail-fast", "interrupted" else.
+  std::string cancel_reason;
+  int exit_code = 0;
+};
+
+using Event = std::variant<RunStarted, TestStarted, TestFinished, RunFinished>;
+
+// "2026-12-02T14:03:12.345Z"
+std::string format_time(TimePoint time);
+
+}  // namespace ranktest::events

@@ -1,0 +1,175 @@
+#include "execute/gtest_result.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <nlohmann/json.hpp>
+
+#include "process/exit_status.h"
+#include "text/sanitize.h"
+
+namespace ranktest::execute {
+namespace {
+
+std::optional<std::string> string_field(const nlohmann::json& object,
+                                        const char* key) {
+  const auto it = object.find(key);
+  if (it == object.end() || !it->is_string()) return std::nullopt;
+  return it->get<std::string>();
+}
+
+GtestVerdict verdict_of(const nlohmann::json& test) {
+  GtestVerdict verdict;
+  const auto status = string_field(test, "status").value_or("");
+  const auto result = string_field(test, "result").value_or("");
+  if (const auto failures = test.find("failures");
+      failures != test.end() && failures->is_array()) {
+    for (const auto& failure : *failures)
+      if (auto text = string_field(failure, "failure"))
+        verdict.failures.push_back(parse_gtest_failure(*text));
+  }
+  // Newer gtest versions carry the skip message in the report.
+  if (const auto skipped = test.find("skipped");
+      skipped != test.end() && skipped->is_object())
+    verdict.skip_message = string_field(*skipped, "message").value_or("");
+
+  if (status == "NOTRUN" || result == "SUPPRESSED")
+    verdict.status = GtestVerdict::Status::not_run;
+  else if (!verdict.failures.empty())
+    verdict.status = GtestVerdict::Status::failed;
+  else if (result == "SKIPPED")
+    verdict.status = GtestVerdict::Status::skipped;
+  else
+    verdict.status = GtestVerdict::Status::passed;
+  return verdict;
+}
+
+}  // namespace
+
+FailureMessage parse_gtest_failure(std::string_view failure) {
+  FailureMessage message;
+  const auto newline = failure.find('\n');
+  const auto first = failure.substr(0, newline);
+  const auto colon = first.rfind(':');
+  int line = 0;
+  if (colon != std::string_view::npos && colon > 0) {
+    const auto digits = first.substr(colon + 1);
+    const auto [end, ec] =
+        std::from_chars(digits.data(), digits.data() + digits.size(), line);
+    if (ec == std::errc() && end == digits.data() + digits.size() && line > 0) {
+      message.location =
+          SourceLocation{std::string(first.substr(0, colon)), line};
+      message.text = newline == std::string_view::npos
+                         ? std::string()
+                         : std::string(failure.substr(newline + 1));
+      return message;
+    }
+  }
+  message.text = std::string(failure);
+  return message;
+}
+
+std::optional<GtestVerdict> read_gtest_verdict(std::string_view json,
+                                               const std::string& test_name) {
+  // gtest writes bytes above 0x7F as \u00XX escapes, but be safe with
+  // reports from other writers: repair first, never throw.
+  const auto document =
+      nlohmann::json::parse(text::repair_utf8(json), nullptr, false);
+  if (document.is_discarded() || !document.is_object()) return std::nullopt;
+  const auto suites = document.find("testsuites");
+  if (suites == document.end() || !suites->is_array()) return std::nullopt;
+  for (const auto& suite : *suites) {
+    const auto suite_name = string_field(suite, "name");
+    const auto tests = suite.find("testsuite");
+    if (!suite_name || tests == suite.end() || !tests->is_array()) continue;
+    for (const auto& test : *tests) {
+      const auto name = string_field(test, "name");
+      if (name && *suite_name + "." + *name == test_name)
+        return verdict_of(test);
+    }
+  }
+  return std::nullopt;
+}
+
+std::string find_skip_message(std::string_view output) {
+  const auto marker = output.rfind(": Skipped\n");
+  if (marker == std::string_view::npos) return {};
+  auto rest = output.substr(marker + std::string_view(": Skipped\n").size());
+  const auto end = rest.find("[  SKIPPED ]");
+  rest = rest.substr(0, end);
+  while (!rest.empty() && (rest.back() == '\n' || rest.back() == '\r'))
+    rest.remove_suffix(1);
+  return std::string(rest);
+}
+
+TestResult classify_gtest_test(const GtestProcessEnd& end,
+                               const std::optional<GtestVerdict>& verdict,
+                               std::string_view output_tail) {
+  using Status = GtestVerdict::Status;
+  TestResult result;
+  result.exit = end.exit;
+  if (verdict) result.failures = verdict->failures;
+
+  if (end.interrupted) {
+    result.outcome = Outcome::interrupted;
+    result.reason = "stopped because the run was interrupted";
+    return result;
+  }
+  if (end.timed_out) {
+    result.outcome = Outcome::timed_out;
+    return result;  // the runner states the limit in `reason`
+  }
+  if (!end.exit) {
+    result.outcome = Outcome::error;
+    result.reason = "the process could not be waited for";
+    return result;
+  }
+  const ProcessExit& exit = *end.exit;
+  if (exit.signaled) {
+    result.outcome = Outcome::crashed;
+    result.reason = process::describe(exit);
+    return result;
+  }
+  if (!verdict) {
+    result.outcome = Outcome::failed;
+    result.reason = fmt::format(
+        "{} before gtest wrote its result (did the test call exit()?)",
+        process::describe(exit));
+    return result;
+  }
+  switch (verdict->status) {
+    case Status::not_run:
+      result.outcome = Outcome::error;
+      result.reason = fmt::format("gtest did not run the test ({})",
+                                  process::describe(exit));
+      return result;
+    case Status::failed:
+      result.outcome = Outcome::failed;
+      if (exit.code != 1) result.reason = process::describe(exit);
+      return result;
+    case Status::skipped:
+      if (exit.code != 0) {
+        result.outcome = Outcome::failed;
+        result.reason = fmt::format("{} after gtest reported the test skipped",
+                                    process::describe(exit));
+        return result;
+      }
+      result.outcome = Outcome::skipped;
+      result.reason = verdict->skip_message.empty()
+                          ? find_skip_message(output_tail)
+                          : verdict->skip_message;
+      return result;
+    case Status::passed:
+      if (exit.code != 0) {
+        result.outcome = Outcome::failed;
+        result.reason = fmt::format(
+            "{} although gtest reported success", process::describe(exit));
+        return result;
+      }
+      result.outcome = Outcome::passed;
+      return result;
+  }
+  return result;
+}
+
+}  // namespace ranktest::execute

@@ -1,0 +1,48 @@
+// What one gtest process did: its JSON report (--gtest_output=json) read
+// together with how the process ended.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/outcome.h"
+
+namespace ranktest::execute {
+
+// What gtest's JSON report says about one test.
+struct GtestVerdict {
+  enum class Status { passed, failed, skipped, not_run };
+  Status status = Status::not_run;
+  std::vector<FailureMessage> failures;
+  std::string skip_message;  // from gtest versions that report it
+};
+
+// Finds `test_name` ("Suite.Name") in a JSON report; nullopt when the report
+// is unreadable or does not mention the test.
+std::optional<GtestVerdict> read_gtest_verdict(std::string_view json,
+                                               const std::string& test_name);
+
+// Splits a gtest failure text "file:line\nmessage" into location and text.
+FailureMessage parse_gtest_failure(std::string_view failure);
+
+// The message of GTEST_SKIP() as gtest prints it: "file:line: Skipped" then
+// the message lines, up to "[  SKIPPED ]".
+std::string find_skip_message(std::string_view output);
+
+// How the process ended, as the runner saw it.
+struct GtestProcessEnd {
+  std::optional<ProcessExit> exit;  // absent if it could not be reaped
+  bool timed_out = false;
+  bool interrupted = false;
+};
+
+// The outcome: a crash is a crash whatever the report says; a non-zero exit
+// is a failure even when gtest reported success; no report at all is a
+// failure even after exit code 0.
+TestResult classify_gtest_test(const GtestProcessEnd& end,
+                               const std::optional<GtestVerdict>& verdict,
+                               std::string_view output_tail);
+
+}  // namespace ranktest::execute

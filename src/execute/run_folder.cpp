@@ -1,0 +1,80 @@
+#include "execute/run_folder.h"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <random>
+
+namespace ranktest::execute {
+namespace {
+
+// FNV-1a: stable across runs and machines, unlike std::hash.
+std::uint64_t stable_hash(std::string_view text) {
+  std::uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+}  // namespace
+
+std::string safe_file_name(std::string_view test_id) {
+  constexpr std::size_t kMaxStem = 100;
+  std::string stem;
+  for (unsigned char c : test_id) {
+    if (stem.size() >= kMaxStem) break;
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                       (c >= '0' && c <= '9') || c == '.' || c == '-' ||
+                       c == '_';
+    if (plain)
+      stem += static_cast<char>(c);
+    else if (stem.empty() || stem.back() != '_')
+      stem += '_';
+  }
+  // A leading dot would hide the folder and "." or ".." would escape it.
+  while (!stem.empty() && stem.front() == '.') stem.front() = '_';
+  return fmt::format("{}-{:08x}", stem,
+                     static_cast<std::uint32_t>(stable_hash(test_id)));
+}
+
+std::string make_run_id(std::chrono::system_clock::time_point now) {
+  std::random_device entropy;
+  const auto seconds = std::chrono::floor<std::chrono::seconds>(now);
+  return fmt::format("{:%Y%m%d-%H%M%S}-{:04x}", seconds,
+                     (entropy() ^ static_cast<unsigned>(getpid())) & 0xFFFF);
+}
+
+Expected<RunFolder> RunFolder::create(const std::filesystem::path& state_dir,
+                                      const std::string& run_id) {
+  const auto runs = state_dir / "runs";
+  const auto path = runs / run_id;
+  std::error_code error;
+  std::filesystem::create_directories(path / "tests", error);
+  if (error)
+    return Error{fmt::format("{}: cannot create the run folder: {}; set "
+                             "state-dir (or --state-dir) to a writable place",
+                             path.string(), error.message())};
+  // Replace "latest" atomically: a symlink beside it, renamed over it.
+  const auto temporary = runs / fmt::format(".latest-{}", run_id);
+  std::filesystem::create_directory_symlink(run_id, temporary, error);
+  if (!error) std::filesystem::rename(temporary, runs / "latest", error);
+  if (error) std::filesystem::remove(temporary, error);
+  return RunFolder(path, run_id);
+}
+
+Expected<std::filesystem::path> RunFolder::attempt_folder(
+    std::string_view test_id, int attempt) const {
+  const auto folder = path_ / "tests" / safe_file_name(test_id) /
+                      fmt::format("attempt-{}", attempt);
+  std::error_code error;
+  std::filesystem::create_directories(folder, error);
+  if (error)
+    return Error{fmt::format("{}: cannot create the test's folder: {}",
+                             folder.string(), error.message())};
+  return folder;
+}
+
+}  // namespace ranktest::execute

@@ -1,0 +1,44 @@
+// The folder that holds everything one run wrote:
+//   <state-dir>/runs/<run-id>/events.jsonl
+//   <state-dir>/runs/<run-id>/tests/<safe test name>/attempt-<n>/output.log
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "model/expected.h"
+
+namespace ranktest::execute {
+
+// A folder name for any test id: only [A-Za-z0-9._-], never "." or "..",
+// at most ~120 bytes, and ending in a hash of the whole id so two ids that
+// clean up alike still get different folders.
+std::string safe_file_name(std::string_view test_id);
+
+// "20261202-140312-5f3a": sortable by time, unique enough for one machine.
+std::string make_run_id(std::chrono::system_clock::time_point now);
+
+class RunFolder {
+ public:
+  // Creates <state_dir>/runs/<run_id>/ and points <state_dir>/runs/latest
+  // at it.
+  static Expected<RunFolder> create(const std::filesystem::path& state_dir,
+                                    const std::string& run_id);
+
+  const std::filesystem::path& path() const { return path_; }
+  const std::string& run_id() const { return run_id_; }
+
+  // Creates and returns the folder for one attempt of one test.
+  Expected<std::filesystem::path> attempt_folder(std::string_view test_id,
+                                                 int attempt) const;
+
+ private:
+  RunFolder(std::filesystem::path path, std::string run_id)
+      : path_(std::move(path)), run_id_(std::move(run_id)) {}
+  std::filesystem::path path_;
+  std::string run_id_;
+};
+
+}  // namespace ranktest::execute

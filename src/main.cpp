@@ -1,0 +1,107 @@
+// The command line: `ranktest run` and `ranktest list`.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <map>
+
+#include "app/exit_code.h"
+#include "app/list_command.h"
+#include "app/options.h"
+#include "app/run_command.h"
+#include "config/duration.h"
+
+namespace {
+
+using ranktest::app::CommandLine;
+
+// Options `run` and `list` share: what to run and how to select it.
+void add_selection_options(CLI::App& command, CommandLine& cli) {
+  command.add_option("binaries", cli.binaries,
+                     "GoogleTest binaries to run (replaces the configured "
+                     "sources)");
+  command.add_option("-c,--config", cli.config_path,
+                     "configuration file (default: ./ranktest.toml if present)");
+  command.add_option("-f,--filter", cli.selection.globs,
+                     "run tests whose id or name matches this glob "
+                     "(repeatable)");
+  command.add_option("-e,--exact", cli.selection.exact,
+                     "run the test with exactly this id or name (repeatable)");
+}
+
+std::string exit_codes_help() {
+  std::string text = "Exit codes:\n";
+  for (const auto& doc : ranktest::app::exit_code_docs())
+    text += fmt::format("  {:>3}  {}\n", doc.code, doc.meaning);
+  return text;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // A closed stdout must not kill the runner in the middle of a run; writes
+  // fail instead and the run goes on.
+  signal(SIGPIPE, SIG_IGN);
+
+  CommandLine cli;
+  if (argc > 0) cli.program = argv[0];
+  CLI::App app{"ranktest: a test runner for suites whose tests start several "
+               "processes and hold scarce devices"};
+  app.set_version_flag("--version", std::string("ranktest ") + RANKTEST_VERSION);
+  app.footer(exit_codes_help());
+  app.require_subcommand(1);
+
+  auto* run = app.add_subcommand("run", "discover, run and report tests");
+  add_selection_options(*run, cli);
+  run->add_option("-j,--jobs", cli.jobs, "tests run at once (default: CPUs)")
+      ->check(CLI::Range(1, 4096));
+  std::string timeout_text;
+  run->add_option("--timeout", timeout_text,
+                  "default per-test timeout, e.g. 90s, 5m (default 5m)");
+  run->add_flag("--fail-fast", cli.fail_fast,
+                "start no new test after the first failure");
+  run->add_flag("--no-capture", cli.no_capture,
+                "let tests write to the terminal (runs one at a time)");
+  run->add_option("--junit", cli.junit, "write a JUnit XML report to PATH");
+  run->add_option("--state-dir", cli.state_dir,
+                  "where run folders go (default: .ranktest)");
+  run->add_option("--no-tests", cli.no_tests,
+                  "when nothing matches: fail (exit 5), warn or pass")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, ranktest::app::NoTestsPolicy>{
+              {"fail", ranktest::app::NoTestsPolicy::fail},
+              {"warn", ranktest::app::NoTestsPolicy::warn},
+              {"pass", ranktest::app::NoTestsPolicy::pass}},
+          CLI::ignore_case));
+
+  auto* list = app.add_subcommand("list", "list the tests without running them");
+  add_selection_options(*list, cli);
+  list->add_option("--format", cli.list_format, "text or json")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, ranktest::app::ListFormat>{
+              {"text", ranktest::app::ListFormat::text},
+              {"json", ranktest::app::ListFormat::json}},
+          CLI::ignore_case));
+
+  try {
+    app.parse(argc, argv);
+    if (!timeout_text.empty()) {
+      cli.timeout = ranktest::config::parse_duration(timeout_text);
+      if (!cli.timeout)
+        throw CLI::ValidationError(
+            "--timeout", "'" + timeout_text +
+                             "' is not a duration; write e.g. 90s, 5m, 250ms");
+    }
+  } catch (const CLI::ParseError& error) {
+    const int code = app.exit(error);
+    return code == 0 ? 0 : ranktest::app::to_int(ranktest::app::ExitCode::usage_error);
+  }
+
+  try {
+    if (run->parsed()) return ranktest::app::run_command(cli);
+    return ranktest::app::list_command(cli);
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "ranktest: internal error: {}\n", error.what());
+    return ranktest::app::to_int(ranktest::app::ExitCode::internal_error);
+  }
+}

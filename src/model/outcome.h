@@ -1,0 +1,59 @@
+// How a test ended, and everything a reporter needs to say so.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/test_case.h"
+
+namespace ranktest {
+
+// Ordered from good to bad; counted into the summary by `counts_as`.
+enum class Outcome {
+  passed,
+  skipped,
+  failed,     // an assertion failed, or the process exited non-zero
+  crashed,    // killed by a signal it did not ask for
+  timed_out,  // ran past its timeout and was stopped
+  error,      // could not be launched, or left no result to read
+  interrupted,  // stopped because the run was interrupted
+  not_run,    // never started (e.g. --fail-fast stopped the run)
+};
+
+std::string_view to_string(Outcome outcome);
+std::optional<Outcome> outcome_from_string(std::string_view text);
+
+// The three numbers of the summary line.
+enum class SummaryBucket { passed, failed, skipped, none };
+SummaryBucket summary_bucket(Outcome outcome);
+bool is_failure(Outcome outcome);
+
+// One failure message as the framework reported it.
+struct FailureMessage {
+  std::optional<SourceLocation> location;
+  std::string text;
+};
+
+// How the test's main process ended. Absent when it never started.
+struct ProcessExit {
+  bool signaled = false;
+  int code = 0;    // exit code when !signaled
+  int signal = 0;  // signal number when signaled
+  bool core_dumped = false;
+};
+
+struct TestResult {
+  Outcome outcome = Outcome::error;
+  // One line saying why, e.g. "SIGSEGV", "exit code 3 after gtest reported
+  // success", "after 2s"; empty for a plain pass.
+  std::string reason;
+  std::vector<FailureMessage> failures;
+  std::optional<ProcessExit> exit;
+  std::chrono::milliseconds duration{0};
+  std::string log_path;  // the captured output; empty when not captured
+};
+
+}  // namespace ranktest

@@ -1,0 +1,39 @@
+// What discovery knows about one test: enough to select, schedule, run and
+// report it. Immutable once discovered.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ranktest {
+
+enum class SuiteKind { gtest };
+
+struct SourceLocation {
+  std::string file;
+  int line = 0;
+};
+
+struct TestCase {
+  // Unique within a run: "<source label>::<framework name>".
+  std::string id;
+  // The name the framework knows it by, e.g. "Suite/0.Name/3" for gtest.
+  std::string name;
+  SuiteKind kind = SuiteKind::gtest;
+  // Names the source (e.g. the binary's file name); JUnit's testsuite name.
+  std::string source_label;
+  std::filesystem::path executable;
+  std::vector<std::string> extra_args;
+  std::map<std::string, std::string> env;
+  std::filesystem::path working_directory;  // empty: the runner's own
+  std::optional<SourceLocation> location;
+  std::string type_param;   // gtest typed tests: "int"
+  std::string value_param;  // gtest value-parameterised tests: "\"a/b\""
+  // Set when the test is collected but must not run, e.g. "disabled".
+  std::optional<std::string> skip_reason;
+};
+
+}  // namespace ranktest

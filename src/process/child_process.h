@@ -1,0 +1,72 @@
+// Starting a process in a process group of its own, and owning it until it is
+// reaped. The only code in ranktest that creates processes.
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model/expected.h"
+#include "model/outcome.h"
+
+namespace ranktest::process {
+
+struct SpawnRequest {
+  std::vector<std::string> argv;  // argv[0] is looked up in PATH if bare
+  std::vector<std::string> environment;  // "NAME=value", the whole of it
+  std::filesystem::path working_directory;  // empty: the runner's own
+  // Output files, opened for appending (O_APPEND: processes of one test can
+  // share a file without overwriting each other). Empty stdout_path:
+  // inherit the runner's stdout and stderr. Empty stderr_path: stderr goes
+  // to stdout_path.
+  std::filesystem::path stdout_path;
+  std::filesystem::path stderr_path;
+};
+
+class ChildProcess {
+ public:
+  // The child gets its own process group (so a signal to the group reaches
+  // everything it starts, and ctrl-c on the terminal does not), /dev/null as
+  // stdin, no blocked signals and default signal dispositions.
+  static Expected<ChildProcess> spawn(const SpawnRequest& request);
+
+  ChildProcess(ChildProcess&& other) noexcept;
+  ChildProcess& operator=(ChildProcess&& other) noexcept;
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+  // Kills the whole group and reaps the child if that has not happened yet.
+  ~ChildProcess();
+
+  pid_t pid() const { return pid_; }
+  // Sends `signal` to every process still in the child's group.
+  void signal_group(int signal) const;
+  // Records the exit that reap_exited_children() found for this pid.
+  void mark_reaped(const ProcessExit& exit) { exit_ = exit; }
+  const std::optional<ProcessExit>& exit() const { return exit_; }
+
+ private:
+  explicit ChildProcess(pid_t pid) : pid_(pid) {}
+  void kill_and_reap();
+
+  pid_t pid_ = -1;  // also the process group id; -1 once moved from
+  std::optional<ProcessExit> exit_;  // set once reaped
+};
+
+// Reaps every child that has exited, without blocking. `before_reap` runs
+// for each while it is still a zombie: the moment to signal what is left of
+// its process group.
+std::vector<std::pair<pid_t, ProcessExit>> reap_exited_children(
+    const std::function<void(pid_t)>& before_reap = {});
+
+// The runner's environment as "NAME=value" strings, less `remove`, with
+// `set` added or replaced.
+std::vector<std::string> make_environment(
+    const std::vector<std::pair<std::string, std::string>>& set,
+    const std::vector<std::string>& remove);
+
+}  // namespace ranktest::process

@@ -1,0 +1,200 @@
+#include "report/junit_reporter.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <map>
+#include <pugixml.hpp>
+#include <stdexcept>
+
+#include "text/file_tail.h"
+#include "text/sanitize.h"
+
+namespace ranktest::report {
+namespace {
+
+// Enough of a failing test's output to read in a CI page; the full log
+// stays in the run folder.
+constexpr std::size_t kMaxOutputBytes = 256 * 1024;
+
+std::string seconds(std::chrono::milliseconds duration) {
+  return fmt::format("{:.3f}", duration.count() / 1000.0);
+}
+
+std::string xml(std::string_view bytes) { return text::xml_safe(bytes); }
+
+std::string failure_text(const TestResult& result) {
+  std::string text;
+  for (const auto& failure : result.failures) {
+    if (failure.location)
+      text += fmt::format("{}:{}\n", failure.location->file, failure.location->line);
+    text += failure.text;
+    if (!text.empty() && text.back() != '\n') text += '\n';
+  }
+  if (!result.reason.empty()) text += result.reason + "\n";
+  return text;
+}
+
+std::string first_line(const std::string& text) {
+  return text.substr(0, text.find('\n'));
+}
+
+std::string output_text(const TestResult& result) {
+  if (result.log_path.empty()) return {};
+  const auto tail = text::read_file_tail(result.log_path, kMaxOutputBytes);
+  std::string out;
+  if (tail.skipped)
+    out = fmt::format("[ranktest: {} earlier bytes omitted; the whole output "
+                      "is in {}]\n",
+                      tail.skipped, result.log_path);
+  return out + tail.bytes;
+}
+
+void add_result(pugi::xml_node testcase, const TestResult& result) {
+  const auto message_of = [&] {
+    if (!result.failures.empty()) {
+      const auto& failure = result.failures.front();
+      const auto text = first_line(failure.text);
+      return failure.location
+                 ? fmt::format("{}:{}: {}", failure.location->file,
+                               failure.location->line, text)
+                 : text;
+    }
+    return result.reason.empty() ? std::string(to_string(result.outcome))
+                                 : result.reason;
+  };
+  switch (result.outcome) {
+    case Outcome::passed: return;
+    case Outcome::skipped:
+    case Outcome::not_run: {
+      auto skipped = testcase.append_child("skipped");
+      const auto reason = result.outcome == Outcome::not_run
+                              ? "not run: " + result.reason
+                              : result.reason;
+      skipped.append_attribute("message") = xml(reason).c_str();
+      return;
+    }
+    case Outcome::failed: {
+      auto failure = testcase.append_child("failure");
+      failure.append_attribute("message") = xml(message_of()).c_str();
+      failure.append_attribute("type") = "failed";
+      failure.text() = xml(failure_text(result)).c_str();
+      break;
+    }
+    case Outcome::crashed:
+    case Outcome::timed_out:
+    case Outcome::error:
+    case Outcome::interrupted: {
+      auto error = testcase.append_child("error");
+      error.append_attribute("message") = xml(message_of()).c_str();
+      error.append_attribute("type") = std::string(to_string(result.outcome)).c_str();
+      error.text() = xml(failure_text(result)).c_str();
+      break;
+    }
+  }
+  const auto output = output_text(result);
+  if (!output.empty())
+    testcase.append_child("system-out").text() = xml(output).c_str();
+}
+
+struct Tally {
+  std::size_t tests = 0, failures = 0, errors = 0, skipped = 0;
+  std::chrono::milliseconds time{0};
+  void add(const TestResult& result) {
+    ++tests;
+    time += result.duration;
+    switch (result.outcome) {
+      case Outcome::passed: break;
+      case Outcome::skipped:
+      case Outcome::not_run: ++skipped; break;
+      case Outcome::failed: ++failures; break;
+      case Outcome::crashed:
+      case Outcome::timed_out:
+      case Outcome::error:
+      case Outcome::interrupted: ++errors; break;
+    }
+  }
+  void write(pugi::xml_node node) const {
+    node.append_attribute("tests") = tests;
+    node.append_attribute("failures") = failures;
+    node.append_attribute("errors") = errors;
+    node.append_attribute("skipped") = skipped;
+    node.append_attribute("time") = seconds(time).c_str();
+  }
+};
+
+}  // namespace
+
+void JunitReporter::report(const events::Event& event) {
+  std::visit([this](const auto& e) { on(e); }, event);
+}
+
+void JunitReporter::on(const events::RunStarted& event) { started_ = event.time; }
+void JunitReporter::on(const events::TestStarted&) {}
+void JunitReporter::on(const events::TestFinished& event) {
+  results_.push_back(event);
+}
+
+void JunitReporter::on(const events::RunFinished& event) {
+  pugi::xml_document document;
+  auto declaration = document.append_child(pugi::node_declaration);
+  declaration.append_attribute("version") = "1.0";
+  declaration.append_attribute("encoding") = "UTF-8";
+  auto root = document.append_child("testsuites");
+  root.append_attribute("name") = "ranktest";
+
+  // Sources in the order their first test finished; tests in finish order.
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const events::TestFinished*>> by_source;
+  for (const auto& result : results_) {
+    auto& list = by_source[result.test.source];
+    if (list.empty()) order.push_back(result.test.source);
+    list.push_back(&result);
+  }
+  char host[256] = "localhost";
+  gethostname(host, sizeof host - 1);
+
+  Tally all;
+  int id = 0;
+  for (const auto& source : order) {
+    auto suite = root.append_child("testsuite");
+    suite.append_attribute("name") = xml(source).c_str();
+    Tally tally;
+    for (const auto* finished : by_source[source]) tally.add(finished->result);
+    tally.write(suite);
+    suite.append_attribute("timestamp") =
+        events::format_time(started_).substr(0, 19).c_str();
+    suite.append_attribute("hostname") = xml(host).c_str();
+    suite.append_attribute("id") = id++;
+    for (const auto* finished : by_source[source]) {
+      all.add(finished->result);
+      const auto& name = finished->test.name;
+      const auto dot = name.find('.');
+      auto testcase = suite.append_child("testcase");
+      testcase.append_attribute("name") =
+          xml(dot == std::string::npos ? name : name.substr(dot + 1)).c_str();
+      testcase.append_attribute("classname") =
+          xml(dot == std::string::npos ? source : name.substr(0, dot)).c_str();
+      testcase.append_attribute("time") = seconds(finished->result.duration).c_str();
+      if (finished->test.location) {
+        testcase.append_attribute("file") = xml(finished->test.location->file).c_str();
+        testcase.append_attribute("line") = finished->test.location->line;
+      }
+      add_result(testcase, finished->result);
+    }
+  }
+  all.write(root);
+  root.attribute("time") = seconds(event.duration).c_str();
+
+  std::error_code ignored;
+  if (path_.has_parent_path())
+    std::filesystem::create_directories(path_.parent_path(), ignored);
+  const auto temporary = path_.string() + ".tmp";
+  if (!document.save_file(temporary.c_str(), "  ",
+                          pugi::format_default,
+                          pugi::encoding_utf8))
+    throw std::runtime_error(fmt::format("cannot write {}", temporary));
+  std::filesystem::rename(temporary, path_);
+}
+
+}  // namespace ranktest::report

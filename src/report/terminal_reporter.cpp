@@ -1,0 +1,162 @@
+#include "report/terminal_reporter.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "config/duration.h"
+#include "model/overloaded.h"
+#include "text/file_tail.h"
+#include "text/sanitize.h"
+
+namespace ranktest::report {
+namespace {
+
+constexpr std::size_t kTailBytes = 64 * 1024;
+constexpr std::size_t kMaxLineBytes = 400;
+constexpr std::string_view kIndent = "      ";
+
+std::string seconds(std::chrono::milliseconds duration) {
+  return fmt::format("{:8.3f}s", duration.count() / 1000.0);
+}
+
+std::string shown(std::string_view bytes) {
+  return text::terminal_safe(text::truncate_utf8(bytes, kMaxLineBytes));
+}
+
+std::string where(const std::optional<SourceLocation>& location) {
+  if (!location) return {};
+  return fmt::format("{}:{}", location->file, location->line);
+}
+
+}  // namespace
+
+std::string shell_quote(const std::string& text) {
+  const bool plain =
+      !text.empty() &&
+      text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                             "0123456789_-./:=@%+,") == std::string::npos;
+  if (plain) return text;
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+std::string_view status_label(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::passed: return "PASS";
+    case Outcome::skipped: return "SKIP";
+    case Outcome::failed: return "FAIL";
+    case Outcome::crashed: return "CRASH";
+    case Outcome::timed_out: return "TIMEOUT";
+    case Outcome::error: return "ERROR";
+    case Outcome::interrupted: return "INTR";
+    case Outcome::not_run: return "NOTRUN";
+  }
+  return "?";
+}
+
+void TerminalReporter::report(const events::Event& event) {
+  std::visit([this](const auto& e) { on(e); }, event);
+  std::fflush(out_);
+}
+
+void TerminalReporter::on(const events::RunStarted& event) {
+  std::string extra;
+  if (event.tests_to_skip) extra += fmt::format(", {} skipped", event.tests_to_skip);
+  if (event.filtered_out) extra += fmt::format(", {} filtered out", event.filtered_out);
+  fmt::print(out_, "ranktest: running {} test{} with {} job{}{}; run folder {}\n",
+             event.tests_to_run, event.tests_to_run == 1 ? "" : "s",
+             event.jobs, event.jobs == 1 ? "" : "s", extra,
+             shown(event.run_dir));
+}
+
+void TerminalReporter::on(const events::TestStarted&) {}
+
+void TerminalReporter::on(const events::TestFinished& event) {
+  const TestResult& result = event.result;
+  const std::string id = shown(event.test.id);
+  if (result.outcome == Outcome::not_run) {
+    not_run_reason_ = result.reason;
+    return;
+  }
+  const std::string time =
+      event.attempt == 0 ? std::string(10, ' ') : seconds(result.duration);
+  if (result.outcome == Outcome::passed) {
+    if (options_.show_passes)
+      fmt::print(out_, "{:>8} [{}] {}\n", status_label(result.outcome), time, id);
+    return;
+  }
+  if (result.outcome == Outcome::skipped) {
+    fmt::print(out_, "{:>8} [{}] {}{}\n", status_label(result.outcome), time, id,
+               result.reason.empty() ? "" : ": " + shown(result.reason));
+    return;
+  }
+  fmt::print(out_, "{:>8} [{}] {}{}\n", status_label(result.outcome), time, id,
+             result.reason.empty() ? "" : " (" + shown(result.reason) + ")");
+  print_failure_block(event);
+
+  std::string detail = result.reason;
+  if (!result.failures.empty() && result.failures.front().location)
+    detail = where(result.failures.front().location);
+  not_passed_.push_back({result.outcome, id, shown(detail)});
+}
+
+void TerminalReporter::print_failure_block(const events::TestFinished& event) {
+  const TestResult& result = event.result;
+  for (const auto& failure : result.failures) {
+    std::string text = failure.text;
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    const auto location = where(failure.location);
+    bool first = true;
+    for (auto line : text::last_lines(text, 40)) {
+      fmt::print(out_, "{}{}{}\n", kIndent,
+                 first && !location.empty() ? location + ": " : "", shown(line));
+      first = false;
+    }
+    if (first && !location.empty()) fmt::print(out_, "{}{}\n", kIndent, location);
+  }
+  if (!result.log_path.empty()) {
+    const auto tail = text::read_file_tail(result.log_path, kTailBytes);
+    const auto lines = text::last_lines(tail.bytes, options_.tail_lines);
+    if (lines.empty()) {
+      fmt::print(out_, "{}output: none ({})\n", kIndent, shown(result.log_path));
+    } else {
+      fmt::print(out_, "{}output, last {} line{} ({}):\n", kIndent, lines.size(),
+                 lines.size() == 1 ? "" : "s", shown(result.log_path));
+      for (auto line : lines) fmt::print(out_, "{}| {}\n", kIndent, shown(line));
+    }
+  }
+  fmt::print(out_, "{}rerun: {} --exact {}\n", kIndent, options_.rerun_command,
+             shell_quote(event.test.id));
+}
+
+void TerminalReporter::on(const events::RunFinished& event) {
+  const auto& counts = event.counts;
+  const std::size_t ran = counts.passed + counts.failed + counts.skipped +
+                          counts.interrupted;
+  fmt::print(out_, "{}\n", std::string(60, '-'));
+  fmt::print(out_, "ranktest: {} test{} in {}\n", ran, ran == 1 ? "" : "s",
+             config::format_duration(event.duration));
+  if (!not_passed_.empty()) {
+    std::size_t width = 0;
+    for (const auto& entry : not_passed_) width = std::max(width, entry.id.size());
+    // Grouped by kind: failures, then crashes, then timeouts, ...
+    std::stable_sort(not_passed_.begin(), not_passed_.end(),
+                     [](const auto& a, const auto& b) { return a.outcome < b.outcome; });
+    fmt::print(out_, "ranktest: did not pass:\n");
+    for (const auto& entry : not_passed_)
+      fmt::print(out_, "{:>8} {:<{}}  {}\n", status_label(entry.outcome),
+                 entry.id, width, entry.detail);
+  }
+  if (counts.interrupted)
+    fmt::print(out_, "ranktest: {} test{} interrupted\n", counts.interrupted,
+               counts.interrupted == 1 ? "" : "s");
+  if (counts.not_run)
+    fmt::print(out_, "ranktest: {} test{} not run: {}\n", counts.not_run,
+               counts.not_run == 1 ? "" : "s", not_run_reason_);
+  fmt::print(out_, "ranktest: {} passed, {} failed, {} skipped\n", counts.passed,
+             counts.failed, counts.skipped);
+}
+
+}  // namespace ranktest::report

@@ -1,0 +1,54 @@
+// What a person reads: one line per finished test, a folded block for each
+// test that did not pass (messages with file:line, the end of its output,
+// the log's path, the command that reruns it), then a summary that ends with
+// exactly one line "ranktest: N passed, N failed, N skipped".
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "events/reporter.h"
+
+namespace ranktest::report {
+
+struct TerminalOptions {
+  // Prefix of the rerun hint, e.g. "ranktest run --config ranktest.toml".
+  std::string rerun_command = "ranktest run";
+  std::size_t tail_lines = 20;
+  bool show_passes = true;
+};
+
+class TerminalReporter final : public events::Reporter {
+ public:
+  TerminalReporter(std::FILE* out, TerminalOptions options)
+      : out_(out), options_(std::move(options)) {}
+  std::string_view name() const override { return "terminal"; }
+  void report(const events::Event& event) override;
+
+ private:
+  void on(const events::RunStarted& event);
+  void on(const events::TestStarted& event);
+  void on(const events::TestFinished& event);
+  void on(const events::RunFinished& event);
+  void print_failure_block(const events::TestFinished& event);
+
+  struct NotPassed {
+    Outcome outcome;
+    std::string id;
+    std::string detail;  // file:line, signal, limit
+  };
+
+  std::FILE* out_;
+  TerminalOptions options_;
+  std::vector<NotPassed> not_passed_;
+  std::string not_run_reason_;
+};
+
+// 'text' quoted for a POSIX shell.
+std::string shell_quote(const std::string& text);
+
+// "PASS", "FAIL", "CRASH", "TIMEOUT", ...
+std::string_view status_label(Outcome outcome);
+
+}  // namespace ranktest::report

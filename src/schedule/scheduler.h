@@ -1,0 +1,75 @@
+// Decides when each planned test starts. It never starts a process itself:
+// a TestRunner does (the real one in execute/, fakes in the unit tests), so
+// the scheduling rules are tested without forking.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "model/outcome.h"
+#include "select/test_plan.h"
+
+namespace ranktest::schedule {
+
+// One start of one test.
+struct Assignment {
+  std::size_t test_index = 0;  // into the plan
+  int attempt = 1;
+  int slot = 0;  // 0 .. slots-1; the lowest free one is taken
+};
+
+struct Finished {
+  Assignment assignment;
+  TestResult result;
+};
+
+struct RunnerWakeup {
+  std::vector<Finished> finished;
+  // SIGINT, SIGTERM or SIGHUP reached the runner.
+  std::optional<int> interrupt_signal;
+};
+
+class TestRunner {
+ public:
+  virtual ~TestRunner() = default;
+  // Starts a test. A test that cannot be launched is not an exception: it
+  // comes back from wait() with outcome `error`.
+  virtual void start(const select::PlannedTest& test,
+                     const Assignment& assignment) = 0;
+  // Blocks until a started test finished or an interruption arrived.
+  virtual RunnerWakeup wait() = 0;
+  // Stops every running test (SIGTERM, grace period, SIGKILL); each still
+  // comes back from wait(), as `interrupted`.
+  virtual void stop_all() = 0;
+};
+
+// Told of each step as it happens, in order.
+class ScheduleObserver {
+ public:
+  virtual ~ScheduleObserver() = default;
+  virtual void test_started(const select::PlannedTest& test,
+                            const Assignment& assignment) = 0;
+  virtual void test_finished(const select::PlannedTest& test,
+                             const Finished& finished) = 0;
+  virtual void test_not_run(const select::PlannedTest& test,
+                            const std::string& reason) = 0;
+};
+
+// Why a run stopped early; a later, more severe reason replaces an earlier.
+enum class CancelReason { none, fail_fast, interrupted };
+
+struct ScheduleOptions {
+  int slots = 1;
+  bool fail_fast = false;
+};
+
+struct ScheduleResult {
+  CancelReason cancel = CancelReason::none;
+  std::optional<int> interrupt_signal;
+};
+
+ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
+                            const ScheduleOptions& options, TestRunner& runner,
+                            ScheduleObserver& observer);
+
+}  // namespace ranktest::schedule

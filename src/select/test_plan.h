@@ -1,0 +1,45 @@
+// Which of the discovered tests run, with which settings, in which order.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "model/test_case.h"
+
+namespace ranktest::select {
+
+struct Selection {
+  std::vector<std::string> globs;  // --filter: any may match
+  std::vector<std::string> exact;  // --exact: any may equal
+  bool empty() const { return globs.empty() && exact.empty(); }
+};
+
+// A glob matches a test when it matches its id ("binary::Suite.Name") or
+// its framework name ("Suite.Name").
+bool glob_matches_test(const std::string& glob, const TestCase& test);
+bool selection_matches(const Selection& selection, const TestCase& test);
+
+// The settings for one test: each one from the first [[override]] whose
+// filter matches and that sets it, else the run's default.
+struct ResolvedSettings {
+  config::Duration timeout;
+};
+ResolvedSettings resolve_settings(const config::Config& config,
+                                  const TestCase& test);
+
+struct PlannedTest {
+  TestCase test;
+  ResolvedSettings settings;
+};
+
+struct TestPlan {
+  std::vector<PlannedTest> to_run;   // in the order to start them
+  std::vector<TestCase> to_skip;     // selected, but with a skip reason
+  std::size_t filtered_out = 0;      // not selected
+};
+
+TestPlan plan_tests(const std::vector<TestCase>& tests,
+                    const Selection& selection, const config::Config& config);
+
+}  // namespace ranktest::select

@@ -1,0 +1,25 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ranktest::text {
+
+struct FileTail {
+  std::string bytes;            // the end of the file, as written
+  std::uint64_t skipped = 0;    // bytes before it that were not read
+};
+
+// Reads at most the last `max_bytes` of a file (a test may print 50 MB);
+// starts at a line boundary when it had to cut. A missing file reads empty.
+FileTail read_file_tail(const std::filesystem::path& path,
+                        std::size_t max_bytes);
+
+// The last `count` lines of `text` (without their newlines).
+std::vector<std::string_view> last_lines(std::string_view text,
+                                         std::size_t count);
+
+}  // namespace ranktest::text
