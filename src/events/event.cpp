@@ -66,6 +66,7 @@ Json result_json(const TestResult& result) {
           {"failures", failures},
           {"exit", exit},
           {"duration_ms", result.duration.count()},
+          {"output_excerpt", utf8(result.output_excerpt)},
           {"log", result.log_path.empty() ? Json(nullptr)
                                           : Json(utf8(result.log_path))}};
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <nlohmann/json.hpp>
 
@@ -18,6 +19,30 @@ std::optional<std::string> string_field(const nlohmann::json& object,
   return it->get<std::string>();
 }
 
+// gtest (up to at least 1.12) escapes every byte above 0x7F on its own as
+// \u00XX, so "é" (C3 A9) comes back as "Ã©". Turn such code points back into
+// the bytes they stand for when that gives valid UTF-8; otherwise the text
+// was not written that way (or was not UTF-8 to begin with) and stays.
+std::string undo_byte_escapes(const std::string& text) {
+  std::string bytes;
+  bool changed = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    if ((lead == 0xC2 || lead == 0xC3) && i + 1 < text.size()) {
+      const auto next = static_cast<unsigned char>(text[i + 1]);
+      bytes += static_cast<char>(((lead & 0x03) << 6) | (next & 0x3F));
+      ++i;
+      changed = true;
+    } else if (lead >= 0x80) {
+      return text;  // a code point above U+00FF: not gtest's byte escapes
+    } else {
+      bytes += static_cast<char>(lead);
+    }
+  }
+  if (!changed || text::repair_utf8(bytes) != bytes) return text;
+  return bytes;
+}
+
 GtestVerdict verdict_of(const nlohmann::json& test) {
   GtestVerdict verdict;
   const auto status = string_field(test, "status").value_or("");
@@ -26,7 +51,7 @@ GtestVerdict verdict_of(const nlohmann::json& test) {
       failures != test.end() && failures->is_array()) {
     for (const auto& failure : *failures)
       if (auto text = string_field(failure, "failure"))
-        verdict.failures.push_back(parse_gtest_failure(*text));
+        verdict.failures.push_back(parse_gtest_failure(undo_byte_escapes(*text)));
   }
   // Newer gtest versions carry the skip message in the report.
   if (const auto skipped = test.find("skipped");
@@ -100,6 +125,47 @@ std::string find_skip_message(std::string_view output) {
   while (!rest.empty() && (rest.back() == '\n' || rest.back() == '\r'))
     rest.remove_suffix(1);
   return std::string(rest);
+}
+
+std::string gtest_test_output(std::string_view output,
+                              const std::string& test_name,
+                              const std::vector<FailureMessage>& failures) {
+  const std::string run_line = "[ RUN      ] " + test_name + "\n";
+  const auto start = output.rfind(run_line);
+  if (start == std::string_view::npos) return std::string(output);
+  std::string_view body = output.substr(start + run_line.size());
+  for (const std::string_view marker : {"[       OK ] ", "[  FAILED  ] ", "[  SKIPPED ] "}) {
+    const auto end = body.find(std::string(marker) + test_name);
+    if (end != std::string_view::npos) body = body.substr(0, end);
+  }
+  // Drop each "file:line: Failure" block: the failure list shows it already.
+  std::string kept;
+  std::size_t skip_lines = 0;
+  while (!body.empty()) {
+    const auto newline = body.find('\n');
+    const auto line = body.substr(0, newline);
+    body.remove_prefix(newline == std::string_view::npos ? body.size() : newline + 1);
+    if (skip_lines > 0) {
+      --skip_lines;
+      continue;
+    }
+    bool failure_header = false;
+    for (const auto& failure : failures) {
+      if (!failure.location) continue;
+      const auto header = fmt::format("{}:{}: Failure", failure.location->file,
+                                      failure.location->line);
+      if (line == header) {
+        failure_header = true;
+        skip_lines = static_cast<std::size_t>(
+            std::count(failure.text.begin(), failure.text.end(), '\n') + 1);
+        break;
+      }
+    }
+    if (failure_header) continue;
+    kept.append(line);
+    kept += '\n';
+  }
+  return kept;
 }
 
 TestResult classify_gtest_test(const GtestProcessEnd& end,

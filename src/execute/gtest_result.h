@@ -31,6 +31,14 @@ FailureMessage parse_gtest_failure(std::string_view failure);
 // the message lines, up to "[  SKIPPED ]".
 std::string find_skip_message(std::string_view output);
 
+// What `test_name` printed: the lines after its "[ RUN      ]" line up to
+// its result line (all of the rest when it never got there), without the
+// blocks gtest prints for `failures`, and without gtest's banner. Falls back
+// to the whole of `output` when there is no "[ RUN ]" line.
+std::string gtest_test_output(std::string_view output,
+                              const std::string& test_name,
+                              const std::vector<FailureMessage>& failures);
+
 // How the process ended, as the runner saw it.
 struct GtestProcessEnd {
   std::optional<ProcessExit> exit;  // absent if it could not be reaped

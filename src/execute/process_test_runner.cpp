@@ -10,11 +10,14 @@
 #include "discover/gtest_discoverer.h"
 #include "execute/gtest_result.h"
 #include "text/file_tail.h"
+#include "text/sanitize.h"
 
 namespace ranktest::execute {
 namespace {
 
 constexpr std::size_t kTailBytes = 64 * 1024;
+// Keep the end of a long excerpt: the lines before a crash matter most.
+constexpr std::size_t kExcerptBytes = 8 * 1024;
 
 std::string read_whole_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -173,6 +176,9 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
   result.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
       Clock::now() - running.started);
   result.log_path = running.log_path.string();
+  result.output_excerpt = text::keep_end_utf8(
+      gtest_test_output(tail.bytes, running.test->test.name, result.failures),
+      kExcerptBytes);
   return schedule::Finished{running.assignment, std::move(result)};
 }
 

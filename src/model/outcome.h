@@ -54,6 +54,10 @@ struct TestResult {
   std::optional<ProcessExit> exit;
   std::chrono::milliseconds duration{0};
   std::string log_path;  // the captured output; empty when not captured
+  // The part of the output worth showing a person: for gtest, what the test
+  // printed between its "[ RUN ]" and result lines, less the failure
+  // messages already in `failures`. Raw bytes; at most a few KiB.
+  std::string output_excerpt;
 };
 
 }  // namespace ranktest

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "config/duration.h"
 #include "model/overloaded.h"
@@ -12,7 +13,6 @@
 namespace ranktest::report {
 namespace {
 
-constexpr std::size_t kTailBytes = 64 * 1024;
 constexpr std::size_t kMaxLineBytes = 400;
 constexpr std::string_view kIndent = "      ";
 
@@ -24,9 +24,19 @@ std::string shown(std::string_view bytes) {
   return text::terminal_safe(text::truncate_utf8(bytes, kMaxLineBytes));
 }
 
+// file:line, relative to the working directory when the file is under it
+// (compilers record absolute paths; people read relative ones).
 std::string where(const std::optional<SourceLocation>& location) {
   if (!location) return {};
-  return fmt::format("{}:{}", location->file, location->line);
+  std::string file = location->file;
+  std::error_code error;
+  const auto cwd = std::filesystem::current_path(error);
+  const std::filesystem::path path(file);
+  if (!error && path.is_absolute()) {
+    const auto relative = path.lexically_relative(cwd);
+    if (!relative.empty() && *relative.begin() != "..") file = relative.string();
+  }
+  return fmt::format("{}:{}", file, location->line);
 }
 
 }  // namespace
@@ -116,17 +126,16 @@ void TerminalReporter::print_failure_block(const events::TestFinished& event) {
     }
     if (first && !location.empty()) fmt::print(out_, "{}{}\n", kIndent, location);
   }
-  if (!result.log_path.empty()) {
-    const auto tail = text::read_file_tail(result.log_path, kTailBytes);
-    const auto lines = text::last_lines(tail.bytes, options_.tail_lines);
-    if (lines.empty()) {
-      fmt::print(out_, "{}output: none ({})\n", kIndent, shown(result.log_path));
-    } else {
-      fmt::print(out_, "{}output, last {} line{} ({}):\n", kIndent, lines.size(),
-                 lines.size() == 1 ? "" : "s", shown(result.log_path));
-      for (auto line : lines) fmt::print(out_, "{}| {}\n", kIndent, shown(line));
-    }
+  const auto lines = text::last_lines(result.output_excerpt, options_.tail_lines);
+  if (!lines.empty()) {
+    fmt::print(out_, "{}output{}:\n", kIndent,
+               lines.size() == options_.tail_lines
+                   ? fmt::format(", last {} lines", lines.size())
+                   : std::string());
+    for (auto line : lines) fmt::print(out_, "{}| {}\n", kIndent, shown(line));
   }
+  if (!result.log_path.empty())
+    fmt::print(out_, "{}log: {}\n", kIndent, shown(result.log_path));
   fmt::print(out_, "{}rerun: {} --exact {}\n", kIndent, options_.rerun_command,
              shell_quote(event.test.id));
 }

@@ -95,4 +95,15 @@ std::string truncate_utf8(std::string_view text, std::size_t max_bytes) {
   return std::string(text.substr(0, cut)) + "…";
 }
 
+std::string keep_end_utf8(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  std::size_t cut = text.size() - max_bytes;
+  const auto newline = text.find('\n', cut);
+  if (newline != std::string_view::npos && newline + 1 < text.size())
+    cut = newline + 1;
+  while (cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+    ++cut;
+  return "…\n" + std::string(text.substr(cut));
+}
+
 }  // namespace ranktest::text

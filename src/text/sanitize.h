@@ -24,4 +24,8 @@ std::string terminal_safe(std::string_view bytes);
 // marking the cut with "…".
 std::string truncate_utf8(std::string_view text, std::size_t max_bytes);
 
+// Keeps the last `max_bytes` of `text`, starting after a newline where one
+// is near, marking the cut with "…\n".
+std::string keep_end_utf8(std::string_view text, std::size_t max_bytes);
+
 }  // namespace ranktest::text
