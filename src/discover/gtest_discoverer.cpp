@@ -66,7 +66,7 @@ const std::vector<std::string>& gtest_variables_to_remove() {
   return names;
 }
 
-Expected<std::vector<TestCase>> discover_gtest_binary(
+Expected<DiscoveredBinary> discover_gtest_binary(
     const GtestBinary& binary, process::SignalWatch& signals,
     config::Duration timeout) {
   const std::string name = binary.executable.string();
@@ -108,23 +108,33 @@ Expected<std::vector<TestCase>> discover_gtest_binary(
     return fail(fmt::format("hung for {}", config::format_duration(timeout)));
   if (run->exit.signaled)
     return fail(fmt::format("crashed with {}", process::describe(run->exit)));
-  if (run->exit.code != 0)
-    return fail(fmt::format("exited with code {}", run->exit.code));
 
   // Prefer the JSON listing: it carries file:line and is immune to whatever
   // else the binary prints on stdout. Older gtest writes none.
   auto listed = parse_listing_text(out);
+  bool complete = false;
   if (std::filesystem::exists(json_path)) {
-    if (auto from_json = parse_listing_json(read_file(json_path)))
+    if (auto from_json = parse_listing_json(read_file(json_path))) {
       listed = std::move(from_json);
+      complete = true;
+    }
+  }
+  DiscoveredBinary discovered;
+  if (run->exit.code != 0) {
+    const auto what = fmt::format("exited with code {}", run->exit.code);
+    if (!complete || !listed) return fail(what);
+    discovered.warnings.push_back(fmt::format(
+        "{}: {} after listing its tests; they run, but each will likely "
+        "fail the same way",
+        name, what));
   }
   if (!listed)
     return fail(fmt::format("printed a listing ranktest cannot parse ({}); is "
                             "it a GoogleTest binary?",
                             listed.error().message));
-  std::vector<TestCase> tests;
-  for (const auto& test : *listed) tests.push_back(make_test_case(binary, test));
-  return tests;
+  for (const auto& test : *listed)
+    discovered.tests.push_back(make_test_case(binary, test));
+  return discovered;
 }
 
 Expected<std::vector<GtestBinary>> resolve_gtest_binaries(

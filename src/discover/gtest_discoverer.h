@@ -27,10 +27,18 @@ struct GtestBinary {
 // from every gtest process ranktest starts.
 const std::vector<std::string>& gtest_variables_to_remove();
 
+struct DiscoveredBinary {
+  std::vector<TestCase> tests;
+  // Things a person should know that do not stop the run.
+  std::vector<std::string> warnings;
+};
+
 // Runs `binary --gtest_list_tests`. Errors name the binary and quote what it
 // printed: missing, not executable, crashed or hung while listing, or a
-// listing that cannot be parsed.
-Expected<std::vector<TestCase>> discover_gtest_binary(
+// listing that cannot be parsed. A non-zero exit after a complete listing
+// (gtest wrote its JSON listing) is only a warning: the binary's tests run
+// and fail on their own if the exit code follows them.
+Expected<DiscoveredBinary> discover_gtest_binary(
     const GtestBinary& binary, process::SignalWatch& signals,
     config::Duration timeout);
 

@@ -19,31 +19,33 @@ std::optional<std::string> string_field(const nlohmann::json& object,
   return it->get<std::string>();
 }
 
-// gtest (up to at least 1.12) escapes every byte above 0x7F on its own as
-// \u00XX, so "é" (C3 A9) comes back as "Ã©". Turn such code points back into
-// the bytes they stand for when that gives valid UTF-8; otherwise the text
-// was not written that way (or was not UTF-8 to begin with) and stays.
+// gtest (1.12 at least) writes every byte above 0x7F as its own \u00XX
+// escape, so "é" (C3 A9) reads back as "Ã©". When a report is pure ASCII
+// (as such a gtest writes it), turn code points up to U+00FF back into the
+// bytes they stand for, then escape whatever is not valid UTF-8.
 std::string undo_byte_escapes(const std::string& text) {
   std::string bytes;
-  bool changed = false;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const auto lead = static_cast<unsigned char>(text[i]);
     if ((lead == 0xC2 || lead == 0xC3) && i + 1 < text.size()) {
       const auto next = static_cast<unsigned char>(text[i + 1]);
       bytes += static_cast<char>(((lead & 0x03) << 6) | (next & 0x3F));
       ++i;
-      changed = true;
     } else if (lead >= 0x80) {
       return text;  // a code point above U+00FF: not gtest's byte escapes
     } else {
       bytes += static_cast<char>(lead);
     }
   }
-  if (!changed || text::repair_utf8(bytes) != bytes) return text;
-  return bytes;
+  return text::repair_utf8(bytes);
 }
 
-GtestVerdict verdict_of(const nlohmann::json& test) {
+bool is_ascii(std::string_view bytes) {
+  return std::all_of(bytes.begin(), bytes.end(),
+                     [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+}
+
+GtestVerdict verdict_of(const nlohmann::json& test, bool bytes_escaped) {
   GtestVerdict verdict;
   const auto status = string_field(test, "status").value_or("");
   const auto result = string_field(test, "result").value_or("");
@@ -51,7 +53,8 @@ GtestVerdict verdict_of(const nlohmann::json& test) {
       failures != test.end() && failures->is_array()) {
     for (const auto& failure : *failures)
       if (auto text = string_field(failure, "failure"))
-        verdict.failures.push_back(parse_gtest_failure(undo_byte_escapes(*text)));
+        verdict.failures.push_back(parse_gtest_failure(
+            bytes_escaped ? undo_byte_escapes(*text) : *text));
   }
   // Newer gtest versions carry the skip message in the report.
   if (const auto skipped = test.find("skipped");
@@ -110,7 +113,7 @@ std::optional<GtestVerdict> read_gtest_verdict(std::string_view json,
     for (const auto& test : *tests) {
       const auto name = string_field(test, "name");
       if (name && *suite_name + "." + *name == test_name)
-        return verdict_of(test);
+        return verdict_of(test, is_ascii(json));
     }
   }
   return std::nullopt;

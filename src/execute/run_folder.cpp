@@ -49,7 +49,9 @@ std::string make_run_id(std::chrono::system_clock::time_point now) {
 
 Expected<RunFolder> RunFolder::create(const std::filesystem::path& state_dir,
                                       const std::string& run_id) {
-  const auto runs = state_dir / "runs";
+  // Absolute, so the paths in events and reports mean the same thing from
+  // any folder (tests may change their working directory).
+  const auto runs = std::filesystem::absolute(state_dir).lexically_normal() / "runs";
   const auto path = runs / run_id;
   std::error_code error;
   std::filesystem::create_directories(path / "tests", error);

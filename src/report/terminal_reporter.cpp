@@ -24,19 +24,22 @@ std::string shown(std::string_view bytes) {
   return text::terminal_safe(text::truncate_utf8(bytes, kMaxLineBytes));
 }
 
-// file:line, relative to the working directory when the file is under it
-// (compilers record absolute paths; people read relative ones).
-std::string where(const std::optional<SourceLocation>& location) {
-  if (!location) return {};
-  std::string file = location->file;
+// A path relative to the working directory when it lies under it:
+// compilers and the run folder record absolute paths; people read short ones.
+std::string display_path(const std::string& file) {
   std::error_code error;
   const auto cwd = std::filesystem::current_path(error);
   const std::filesystem::path path(file);
   if (!error && path.is_absolute()) {
     const auto relative = path.lexically_relative(cwd);
-    if (!relative.empty() && *relative.begin() != "..") file = relative.string();
+    if (!relative.empty() && *relative.begin() != "..") return relative.string();
   }
-  return fmt::format("{}:{}", file, location->line);
+  return file;
+}
+
+std::string where(const std::optional<SourceLocation>& location) {
+  if (!location) return {};
+  return fmt::format("{}:{}", display_path(location->file), location->line);
 }
 
 }  // namespace
@@ -78,7 +81,7 @@ void TerminalReporter::on(const events::RunStarted& event) {
   fmt::print(out_, "ranktest: running {} test{} with {} job{}{}; run folder {}\n",
              event.tests_to_run, event.tests_to_run == 1 ? "" : "s",
              event.jobs, event.jobs == 1 ? "" : "s", extra,
-             shown(event.run_dir));
+             shown(display_path(event.run_dir)));
 }
 
 void TerminalReporter::on(const events::TestStarted&) {}
@@ -135,7 +138,7 @@ void TerminalReporter::print_failure_block(const events::TestFinished& event) {
     for (auto line : lines) fmt::print(out_, "{}| {}\n", kIndent, shown(line));
   }
   if (!result.log_path.empty())
-    fmt::print(out_, "{}log: {}\n", kIndent, shown(result.log_path));
+    fmt::print(out_, "{}log: {}\n", kIndent, shown(display_path(result.log_path)));
   fmt::print(out_, "{}rerun: {} --exact {}\n", kIndent, options_.rerun_command,
              shell_quote(event.test.id));
 }

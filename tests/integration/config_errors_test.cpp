@@ -1,0 +1,74 @@
+// Bad configuration and bad flags: one clear line naming the place, exit 2,
+// nothing run.
+#include <gtest/gtest.h>
+
+#include "harness.h"
+
+namespace ranktest::testing {
+namespace {
+
+Invocation run_with_config(const Workdir& dir, const std::string& toml) {
+  dir.write("ranktest.toml", toml);
+  return run_ranktest(dir, {"run"});
+}
+
+TEST(ConfigErrors, MalformedToml) {
+  Workdir dir;
+  const auto run = run_with_config(dir, "jobs = 2\ntimeout = \"5s\n");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_TRUE(run.err.starts_with("ranktest: error: ranktest.toml:2:")) << run.err;
+  EXPECT_NE(run.err.find("invalid TOML"), std::string::npos);
+}
+
+TEST(ConfigErrors, UnknownKeyIsNamedWithItsPlace) {
+  Workdir dir;
+  const auto run = run_with_config(
+      dir, "[[source]]\npaths = [\"x\"]\n\n[[override]]\nfilter = \"A.*\"\ntimout = 3\n");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("ranktest.toml:6:1: unknown key 'timout' in [[override]]; "
+                         "known keys are: filter, timeout"),
+            std::string::npos) << run.err;
+}
+
+TEST(ConfigErrors, WrongTypeIsNamed) {
+  Workdir dir;
+  const auto run = run_with_config(dir, "fail-fast = \"yes\"\n");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("ranktest.toml:1:13: key 'fail-fast' must be true or false, "
+                         "not a string"),
+            std::string::npos) << run.err;
+}
+
+TEST(ConfigErrors, BadDuration) {
+  Workdir dir;
+  const auto run = run_with_config(dir, "timeout = \"5 minutes\"\n");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("ranktest.toml:1:11: key 'timeout' has the value \"5 minutes\""),
+            std::string::npos) << run.err;
+}
+
+TEST(ConfigErrors, MissingConfigFile) {
+  Workdir dir;
+  const auto run = run_ranktest(dir, {"run", "--config", "nope.toml"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("nope.toml: cannot read the configuration file"), std::string::npos);
+}
+
+TEST(ConfigErrors, BadFlags) {
+  Workdir dir;
+  EXPECT_EQ(run_ranktest(dir, {"run", "--jobs", "0", "x"}).exit_code, 2);
+  EXPECT_EQ(run_ranktest(dir, {"run", "--no-such-flag"}).exit_code, 2);
+  const auto run = run_ranktest(dir, {"run", "--timeout", "soon", "x"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("'soon' is not a duration"), std::string::npos) << run.err;
+}
+
+TEST(ConfigErrors, NothingToRun) {
+  Workdir dir;
+  const auto run = run_ranktest(dir, {"run"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("no test binary given and no ranktest.toml here"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ranktest::testing

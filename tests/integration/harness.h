@@ -1,0 +1,52 @@
+// Runs the built ranktest the way a user does, in a fresh folder, and reads
+// back what it printed and wrote.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace ranktest::testing {
+
+std::string fixture(const std::string& name);  // path of a fixture binary
+
+struct Invocation {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+  std::filesystem::path workdir;  // where ranktest ran
+  std::vector<std::string> out_lines() const;
+  std::string last_out_line() const;
+  // The events of the run (from <workdir>/.ranktest/runs/latest).
+  std::vector<nlohmann::json> events() const;
+  // test id -> its test-finished event
+  std::map<std::string, nlohmann::json> finished() const;
+  std::filesystem::path run_dir() const;
+};
+
+// A scratch folder that lives as long as the test.
+class Workdir {
+ public:
+  Workdir();
+  ~Workdir();
+  const std::filesystem::path& path() const { return path_; }
+  void write(const std::string& name, const std::string& content) const;
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Runs `ranktest <args>` in `workdir`; `signal_after` > 0 sends `signal`
+// to ranktest that many milliseconds after it starts.
+Invocation run_ranktest(const Workdir& workdir,
+                        const std::vector<std::string>& args,
+                        int signal_after_ms = 0, int signal = 0);
+
+std::string read_file(const std::filesystem::path& path);
+
+// Runs a shell command, returning its exit status and output.
+int shell(const std::string& command, std::string* output = nullptr);
+
+}  // namespace ranktest::testing

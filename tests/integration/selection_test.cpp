@@ -1,0 +1,69 @@
+// --filter, --exact, overrides, --fail-fast and the no-test policy.
+#include <gtest/gtest.h>
+
+#include "harness.h"
+
+namespace ranktest::testing {
+namespace {
+
+TEST(Selection, FilterGlobMatchesNameOrId) {
+  Workdir dir;
+  const auto run = run_ranktest(dir, {"run", fixture("outcomes"), "--filter", "Outcomes.Pa*",
+                                      "--filter", "*::Outcomes.Skips"});
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_EQ(run.last_out_line(), "ranktest: 1 passed, 0 failed, 1 skipped");
+  EXPECT_NE(run.out.find("8 filtered out"), std::string::npos) << run.out;
+}
+
+TEST(Selection, ExactRunsOneTest) {
+  Workdir dir;
+  const auto run = run_ranktest(
+      dir, {"run", fixture("outcomes"), "--exact", "fixture_outcomes::Outcomes.Fails"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.last_out_line(), "ranktest: 0 passed, 1 failed, 0 skipped");
+}
+
+TEST(Selection, NoMatchFailsUnlessAllowed) {
+  Workdir dir;
+  const auto run = run_ranktest(dir, {"run", fixture("outcomes"), "--filter", "Nope.*"});
+  EXPECT_EQ(run.exit_code, 5);
+  EXPECT_NE(run.err.find("no test matched"), std::string::npos);
+  const auto allowed = run_ranktest(
+      dir, {"run", fixture("outcomes"), "--filter", "Nope.*", "--no-tests=pass"});
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.err;
+  EXPECT_EQ(allowed.last_out_line(), "ranktest: 0 passed, 0 failed, 0 skipped");
+}
+
+TEST(Selection, FirstMatchingOverrideSetsTheTimeout) {
+  Workdir dir;
+  dir.write("ranktest.toml",
+            "timeout = \"20s\"\n"
+            "[[source]]\npaths = [\"" + fixture("outcomes") + "\"]\n"
+            "[[override]]\nfilter = \"Outcomes.Loops*\"\ntimeout = \"300ms\"\n"
+            "[[override]]\nfilter = \"Outcomes.*\"\ntimeout = \"10s\"\n");
+  const auto list = run_ranktest(dir, {"list", "--filter", "Outcomes.Loops*"});
+  EXPECT_EQ(list.out, "fixture_outcomes::Outcomes.LoopsForever  [timeout 300ms]\n") << list.err;
+  const auto run = run_ranktest(dir, {"run", "--filter", "Outcomes.Loops*"});
+  EXPECT_EQ(run.exit_code, 1);
+  const auto finished = run.finished();
+  const auto& result = finished.at("fixture_outcomes::Outcomes.LoopsForever")["result"];
+  EXPECT_EQ(result["outcome"], "timed-out");
+  EXPECT_EQ(result["reason"], "after 300ms");
+}
+
+TEST(Selection, FailFastStopsStartingTests) {
+  Workdir dir;
+  const auto run = run_ranktest(
+      dir, {"run", fixture("outcomes"), "-j", "1", "--fail-fast", "--timeout", "2s"});
+  EXPECT_EQ(run.exit_code, 1);
+  // Passes, then Fails; the rest never start.
+  EXPECT_EQ(run.last_out_line(), "ranktest: 1 passed, 1 failed, 1 skipped");
+  EXPECT_NE(run.out.find("ranktest: 7 tests not run: --fail-fast stopped the run"),
+            std::string::npos) << run.out;
+  const auto finished = run.finished();
+  EXPECT_EQ(finished.at("fixture_outcomes::Outcomes.LoopsForever")["result"]["outcome"],
+            "not-run");
+}
+
+}  // namespace
+}  // namespace ranktest::testing

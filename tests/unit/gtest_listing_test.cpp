@@ -1,0 +1,85 @@
+#include "discover/gtest_listing.h"
+
+#include <gtest/gtest.h>
+
+namespace ranktest::discover {
+namespace {
+
+TEST(ListingText, PlainTypedAndValueParameterised) {
+  const auto listed = parse_listing_text(
+      "Running main() from gtest_main.cc\n"
+      "Math.\n"
+      "  Adds\n"
+      "  DISABLED_Broken\n"
+      "Typed/0.  # TypeParam = int\n"
+      "  Works\n"
+      "Typed/1.  # TypeParam = std::pair<int, char>\n"
+      "  Works\n"
+      "Inst/Param.\n"
+      "  Case/0  # GetParam() = \"a/b\"\n"
+      "  Case/1  # GetParam() = (1, \"two  # three\")\n");
+  ASSERT_TRUE(listed) << listed.error().message;
+  ASSERT_EQ(listed->size(), 6u);
+  EXPECT_EQ((*listed)[0].full_name(), "Math.Adds");
+  EXPECT_FALSE((*listed)[0].disabled());
+  EXPECT_TRUE((*listed)[1].disabled());
+  EXPECT_EQ((*listed)[3].full_name(), "Typed/1.Works");
+  EXPECT_EQ((*listed)[3].type_param, "std::pair<int, char>");
+  EXPECT_EQ((*listed)[4].full_name(), "Inst/Param.Case/0");
+  EXPECT_EQ((*listed)[4].value_param, "\"a/b\"");
+  EXPECT_EQ((*listed)[5].value_param, "(1, \"two  # three\")");
+}
+
+TEST(ListingText, DisabledFollowsGtestsRule) {
+  EXPECT_TRUE((ListedTest{"DISABLED_Suite", "Test", "", "", std::nullopt}).disabled());
+  EXPECT_TRUE((ListedTest{"Inst/DISABLED_Suite", "Test", "", "", std::nullopt}).disabled());
+  EXPECT_TRUE((ListedTest{"Suite", "DISABLED_Test", "", "", std::nullopt}).disabled());
+  EXPECT_FALSE((ListedTest{"Suite", "Test_DISABLED_", "", "", std::nullopt}).disabled());
+  EXPECT_FALSE((ListedTest{"NOT_DISABLED_Suite", "Test", "", "", std::nullopt}).disabled());
+}
+
+TEST(ListingText, EmptyListingIsNoTests) {
+  const auto listed = parse_listing_text("");
+  ASSERT_TRUE(listed);
+  EXPECT_TRUE(listed->empty());
+}
+
+TEST(ListingText, RejectsWhatIsNotAListing) {
+  auto listed = parse_listing_text("usage: tool [--verbose]\n");
+  ASSERT_FALSE(listed);
+  EXPECT_EQ(listed.error().message,
+            "line 1 of the listing is neither \"Suite.\" nor an indented test "
+            "name: \"usage: tool [--verbose]\"");
+  listed = parse_listing_text("  Orphan\n");
+  ASSERT_FALSE(listed);
+  EXPECT_EQ(listed.error().message,
+            "line 1 of the listing is a test outside any suite: \"  Orphan\"");
+  listed = parse_listing_text("Loading.\nSuite.\n  Test\n");
+  ASSERT_FALSE(listed);
+  EXPECT_EQ(listed.error().message,
+            "line 1 of the listing names a suite with no tests: \"Loading.\"");
+}
+
+TEST(ListingJson, ReadsNamesParamsAndLocations) {
+  const auto listed = parse_listing_json(R"({"tests": 2, "testsuites": [
+    {"name": "Inst/P", "tests": 1, "testsuite": [
+      {"name": "Works/0", "value_param": "\"a/b\"", "file": "t.cpp", "line": 8}]},
+    {"name": "Ty/0", "tests": 1, "testsuite": [
+      {"name": "Ok", "type_param": "int", "file": "t.cpp", "line": 13}]}]})");
+  ASSERT_TRUE(listed) << listed.error().message;
+  ASSERT_EQ(listed->size(), 2u);
+  EXPECT_EQ((*listed)[0].full_name(), "Inst/P.Works/0");
+  EXPECT_EQ((*listed)[0].value_param, "\"a/b\"");
+  ASSERT_TRUE((*listed)[0].location);
+  EXPECT_EQ((*listed)[0].location->line, 8);
+  EXPECT_EQ((*listed)[1].type_param, "int");
+}
+
+TEST(ListingJson, RejectsOtherJson) {
+  EXPECT_FALSE(parse_listing_json("not json"));
+  EXPECT_FALSE(parse_listing_json("[]"));
+  EXPECT_FALSE(parse_listing_json(R"({"testsuites": [{"name": "A"}]})"));
+}
+
+}  // namespace
+}  // namespace ranktest::discover

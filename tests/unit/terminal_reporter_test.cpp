@@ -1,0 +1,82 @@
+#include "report/terminal_reporter.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+namespace ranktest::report {
+namespace {
+
+// Collects what the reporter prints.
+class Screen {
+ public:
+  Screen() : file_(open_memstream(&buffer_, &size_)) {}
+  ~Screen() {
+    std::fclose(file_);
+    std::free(buffer_);
+  }
+  std::FILE* file() { return file_; }
+  std::string text() {
+    std::fflush(file_);
+    return std::string(buffer_, size_);
+  }
+
+ private:
+  char* buffer_ = nullptr;
+  std::size_t size_ = 0;
+  std::FILE* file_;
+};
+
+events::TestFinished finished(const std::string& name, Outcome outcome) {
+  events::TestFinished event;
+  event.test = events::TestInfo{"bin::" + name, name, "bin", std::nullopt};
+  event.result.outcome = outcome;
+  return event;
+}
+
+TEST(TerminalReporter, QuietForPassesPreciseForFailures) {
+  Screen screen;
+  TerminalReporter reporter(screen.file(), TerminalOptions{"ranktest run -c x.toml"});
+  reporter.report(events::RunStarted{"r", {}, "runs/r", 3, 0, 0, 2});
+  reporter.report(finished("A.Passes", Outcome::passed));
+  auto failure = finished("A.Fails", Outcome::failed);
+  failure.result.failures.push_back({SourceLocation{"a.cpp", 9}, "Expected: 1\n  Actual: 2"});
+  failure.result.output_excerpt = "step one\n\x1b[31mstep two\n";
+  failure.result.log_path = "runs/r/tests/A.Fails/attempt-1/output.log";
+  reporter.report(failure);
+  auto crash = finished("A.Crashes", Outcome::crashed);
+  crash.result.reason = "SIGSEGV";
+  reporter.report(crash);
+  events::RunFinished end;
+  end.counts.passed = 1;
+  end.counts.failed = 2;
+  reporter.report(end);
+
+  const auto text = screen.text();
+  EXPECT_NE(text.find("    PASS [   0.000s] bin::A.Passes\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("    FAIL [   0.000s] bin::A.Fails\n"
+                      "      a.cpp:9: Expected: 1\n"
+                      "        Actual: 2\n"
+                      "      output:\n"
+                      "      | step one\n"
+                      "      | \\x1B[31mstep two\n"
+                      "      log: runs/r/tests/A.Fails/attempt-1/output.log\n"
+                      "      rerun: ranktest run -c x.toml --exact bin::A.Fails\n"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("   CRASH [   0.000s] bin::A.Crashes (SIGSEGV)\n"), std::string::npos);
+  EXPECT_NE(text.find("ranktest: did not pass:\n"
+                      "    FAIL bin::A.Fails    a.cpp:9\n"
+                      "   CRASH bin::A.Crashes  SIGSEGV\n"),
+            std::string::npos) << text;
+  EXPECT_TRUE(text.ends_with("\nranktest: 1 passed, 2 failed, 0 skipped\n")) << text;
+}
+
+TEST(ShellQuote, QuotesOnlyWhatNeedsIt) {
+  EXPECT_EQ(shell_quote("bin::A.B/0"), "bin::A.B/0");
+  EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
+  EXPECT_EQ(shell_quote("a b"), "'a b'");
+  EXPECT_EQ(shell_quote(""), "''");
+}
+
+}  // namespace
+}  // namespace ranktest::report
