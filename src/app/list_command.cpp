@@ -37,7 +37,7 @@ nlohmann::ordered_json test_json(const TestCase& test,
 int list_command(const CommandLine& cli) {
   const auto fail = [](const Failure& failure) {
     fmt::print(stderr, "ranktest: error: {}\n", failure.message);
-    return to_int(failure.code);
+    return failure.exit_code;
   };
   auto loaded = load_configuration(cli);
   if (auto* failure = std::get_if<Failure>(&loaded)) return fail(*failure);

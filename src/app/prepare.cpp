@@ -66,6 +66,10 @@ std::variant<std::vector<TestCase>, Failure> discover_tests(
   for (const auto& binary : *binaries) {
     auto found = discover::discover_gtest_binary(binary, signals, config.timeout);
     if (!found) return Failure{ExitCode::discovery_error, found.error().message};
+    if (found->interrupted_by)
+      return Failure{kInterruptedBase + *found->interrupted_by,
+                     fmt::format("interrupted while listing {}",
+                                 binary.executable.string())};
     for (const auto& warning : found->warnings)
       fmt::print(stderr, "ranktest: warning: {}\n", warning);
     tests.insert(tests.end(), found->tests.begin(), found->tests.end());

@@ -14,8 +14,11 @@
 namespace ranktest::app {
 
 struct Failure {
-  ExitCode code;
-  std::string message;
+  int exit_code;
+  std::string message;  // empty: nothing more to say (e.g. interrupted)
+  Failure(ExitCode code, std::string text)
+      : exit_code(to_int(code)), message(std::move(text)) {}
+  Failure(int code, std::string text) : exit_code(code), message(std::move(text)) {}
 };
 
 // ranktest.toml (from --config, else ./ranktest.toml if present) with the

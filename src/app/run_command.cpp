@@ -91,7 +91,7 @@ int exit_code_for(const events::Counts& counts,
 int run_command(const CommandLine& cli) {
   const auto fail = [](const Failure& failure) {
     fmt::print(stderr, "ranktest: error: {}\n", failure.message);
-    return to_int(failure.code);
+    return failure.exit_code;
   };
   auto loaded = load_configuration(cli);
   if (auto* failure = std::get_if<Failure>(&loaded)) return fail(*failure);

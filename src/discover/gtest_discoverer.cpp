@@ -101,9 +101,11 @@ Expected<DiscoveredBinary> discover_gtest_binary(
                              "(--gtest_list_tests); it printed:{}",
                              name, what, quote_output(out, err))};
   };
-  if (run->interrupted_by)
-    return Error{fmt::format("{}: listing interrupted by {}", name,
-                             process::signal_name(*run->interrupted_by))};
+  DiscoveredBinary discovered;
+  if (run->interrupted_by) {
+    discovered.interrupted_by = run->interrupted_by;
+    return discovered;
+  }
   if (run->timed_out)
     return fail(fmt::format("hung for {}", config::format_duration(timeout)));
   if (run->exit.signaled)
@@ -119,7 +121,6 @@ Expected<DiscoveredBinary> discover_gtest_binary(
       complete = true;
     }
   }
-  DiscoveredBinary discovered;
   if (run->exit.code != 0) {
     const auto what = fmt::format("exited with code {}", run->exit.code);
     if (!complete || !listed) return fail(what);

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,6 +32,9 @@ struct DiscoveredBinary {
   std::vector<TestCase> tests;
   // Things a person should know that do not stop the run.
   std::vector<std::string> warnings;
+  // Set when the runner got SIGINT/SIGTERM/SIGHUP while listing; the
+  // listing was abandoned and `tests` is empty.
+  std::optional<int> interrupted_by;
 };
 
 // Runs `binary --gtest_list_tests`. Errors name the binary and quote what it

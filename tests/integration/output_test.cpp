@@ -89,3 +89,22 @@ TEST(Output, ParameterisedNamesAreListedAndRun) {
 
 }  // namespace
 }  // namespace ranktest::testing
+
+namespace ranktest::testing {
+namespace {
+
+TEST(Output, NoCaptureLetsTestsWriteToTheTerminal) {
+  Workdir dir;
+  const auto run = run_ranktest(
+      dir, {"run", fixture("outcomes"), "--no-capture", "--exact", "Outcomes.Fails"});
+  EXPECT_EQ(run.exit_code, 1);
+  // gtest's own output reached ranktest's stdout directly...
+  EXPECT_NE(run.out.find("[ RUN      ] Outcomes.Fails"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("running 1 test with 1 job"), std::string::npos) << run.out;
+  // ...and the result still comes from gtest's report.
+  EXPECT_EQ(run.finished().at("fixture_outcomes::Outcomes.Fails")["result"]["outcome"], "failed");
+  EXPECT_EQ(run.last_out_line(), "ranktest: 0 passed, 1 failed, 0 skipped");
+}
+
+}  // namespace
+}  // namespace ranktest::testing
