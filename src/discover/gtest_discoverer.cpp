@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -11,17 +10,11 @@
 #include "process/exit_status.h"
 #include "process/run_to_completion.h"
 #include "process/temporary_directory.h"
+#include "text/file_tail.h"
 #include "text/sanitize.h"
 
 namespace ranktest::discover {
 namespace {
-
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream content;
-  content << in.rdbuf();
-  return content.str();
-}
 
 // The first lines of what a binary printed, indented, for an error message.
 std::string quote_output(const std::string& out, const std::string& err) {
@@ -94,8 +87,8 @@ Expected<DiscoveredBinary> discover_gtest_binary(
 
   auto run = process::run_to_completion(request, signals, timeout);
   if (!run) return Error{fmt::format("{}: {}", name, run.error().message)};
-  const auto out = read_file(out_path);
-  const auto err = read_file(err_path);
+  const auto out = text::read_file(out_path);
+  const auto err = text::read_file(err_path);
   const auto fail = [&](const std::string& what) {
     return Error{fmt::format("{}: {} while listing its tests "
                              "(--gtest_list_tests); it printed:{}",
@@ -116,7 +109,7 @@ Expected<DiscoveredBinary> discover_gtest_binary(
   auto listed = parse_listing_text(out);
   bool complete = false;
   if (std::filesystem::exists(json_path)) {
-    if (auto from_json = parse_listing_json(read_file(json_path))) {
+    if (auto from_json = parse_listing_json(text::read_file(json_path))) {
       listed = std::move(from_json);
       complete = true;
     }

@@ -4,8 +4,6 @@
 #include <signal.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include "discover/gtest_discoverer.h"
 #include "execute/gtest_result.h"
@@ -18,13 +16,6 @@ namespace {
 constexpr std::size_t kTailBytes = 64 * 1024;
 // Keep the end of a long excerpt: the lines before a crash matter most.
 constexpr std::size_t kExcerptBytes = 8 * 1024;
-
-std::string read_whole_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream content;
-  content << in.rdbuf();
-  return content.str();
-}
 
 process::SpawnRequest gtest_request(const select::PlannedTest& planned,
                                     const schedule::Assignment& assignment,
@@ -164,7 +155,7 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
   const auto tail = text::read_file_tail(running.log_path, kTailBytes);
   std::optional<GtestVerdict> verdict;
   if (std::filesystem::exists(running.report_path))
-    verdict = read_gtest_verdict(read_whole_file(running.report_path),
+    verdict = read_gtest_verdict(text::read_file(running.report_path),
                                  running.test->test.name);
   TestResult result = classify_gtest_test(
       GtestProcessEnd{running.child.exit(), running.timed_out,

@@ -1,6 +1,7 @@
 #include "text/file_tail.h"
 
 #include <fstream>
+#include <iterator>
 
 namespace ranktest::text {
 
@@ -24,6 +25,11 @@ FileTail read_file_tail(const std::filesystem::path& path,
     }
   }
   return tail;
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 std::vector<std::string_view> last_lines(std::string_view text,

@@ -18,6 +18,9 @@ struct FileTail {
 FileTail read_file_tail(const std::filesystem::path& path,
                         std::size_t max_bytes);
 
+// The whole file as bytes; empty if it cannot be read.
+std::string read_file(const std::filesystem::path& path);
+
 // The last `count` lines of `text` (without their newlines).
 std::vector<std::string_view> last_lines(std::string_view text,
                                          std::size_t count);
