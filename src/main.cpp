@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <signal.h>
 
-#include <map>
 
 #include "app/exit_code.h"
 #include "app/list_command.h"
@@ -22,11 +21,15 @@ void add_selection_options(CLI::App& command, CommandLine& cli) {
                      "sources)");
   command.add_option("-c,--config", cli.config_path,
                      "configuration file (default: ./ranktest.toml if present)");
+  // One value per flag: `--filter 'A.*' build/a_test` must not read the
+  // binary as a second filter.
   command.add_option("-f,--filter", cli.selection.globs,
                      "run tests whose id or name matches this glob "
-                     "(repeatable)");
+                     "(repeatable)")
+      ->allow_extra_args(false);
   command.add_option("-e,--exact", cli.selection.exact,
-                     "run the test with exactly this id or name (repeatable)");
+                     "run the test with exactly this id or name (repeatable)")
+      ->allow_extra_args(false);
 }
 
 std::string exit_codes_help() {
@@ -65,26 +68,24 @@ int main(int argc, char** argv) {
   run->add_option("--junit", cli.junit, "write a JUnit XML report to PATH");
   run->add_option("--state-dir", cli.state_dir,
                   "where run folders go (default: .ranktest)");
-  run->add_option("--no-tests", cli.no_tests,
+  std::string no_tests = "fail";
+  run->add_option("--no-tests", no_tests,
                   "when nothing matches: fail (exit 5), warn or pass")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, ranktest::app::NoTestsPolicy>{
-              {"fail", ranktest::app::NoTestsPolicy::fail},
-              {"warn", ranktest::app::NoTestsPolicy::warn},
-              {"pass", ranktest::app::NoTestsPolicy::pass}},
-          CLI::ignore_case));
+      ->check(CLI::IsMember({"fail", "warn", "pass"}));
 
   auto* list = app.add_subcommand("list", "list the tests without running them");
   add_selection_options(*list, cli);
-  list->add_option("--format", cli.list_format, "text or json")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, ranktest::app::ListFormat>{
-              {"text", ranktest::app::ListFormat::text},
-              {"json", ranktest::app::ListFormat::json}},
-          CLI::ignore_case));
+  std::string list_format = "text";
+  list->add_option("--format", list_format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}));
 
   try {
     app.parse(argc, argv);
+    cli.no_tests = no_tests == "warn"   ? ranktest::app::NoTestsPolicy::warn
+                   : no_tests == "pass" ? ranktest::app::NoTestsPolicy::pass
+                                        : ranktest::app::NoTestsPolicy::fail;
+    cli.list_format = list_format == "json" ? ranktest::app::ListFormat::json
+                                            : ranktest::app::ListFormat::text;
     if (!timeout_text.empty()) {
       cli.timeout = ranktest::config::parse_duration(timeout_text);
       if (!cli.timeout)

@@ -67,3 +67,17 @@ TEST(Selection, FailFastStopsStartingTests) {
 
 }  // namespace
 }  // namespace ranktest::testing
+
+namespace ranktest::testing {
+namespace {
+
+TEST(Selection, EachFilterFlagTakesOneValue) {
+  Workdir dir;
+  // The binary after --filter is a binary, not a second pattern.
+  const auto run = run_ranktest(dir, {"run", "--filter", "Outcomes.Passes", fixture("outcomes")});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.last_out_line(), "ranktest: 1 passed, 0 failed, 0 skipped");
+}
+
+}  // namespace
+}  // namespace ranktest::testing
