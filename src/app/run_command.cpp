@@ -11,6 +11,8 @@
 #include "execute/run_folder.h"
 #include "report/junit_reporter.h"
 #include "report/terminal_reporter.h"
+#include "process/port_probe.h"
+#include "schedule/device_inventory.h"
 #include "schedule/scheduler.h"
 
 namespace ranktest::app {
@@ -22,6 +24,10 @@ events::TestInfo info_of(const TestCase& test) {
   return events::TestInfo{test.id, test.name, test.source_label, test.location};
 }
 
+events::Placement placement_of(const schedule::Grant& grant) {
+  return events::Placement{grant.slots, grant.devices, grant.port};
+}
+
 // Turns what the scheduler does into events, and counts outcomes.
 class RunRecorder final : public schedule::ScheduleObserver {
  public:
@@ -31,36 +37,41 @@ class RunRecorder final : public schedule::ScheduleObserver {
   void test_started(const select::PlannedTest& test,
                     const schedule::Assignment& assignment) override {
     dispatcher_.dispatch(events::TestStarted{run_id_, Clock::now(),
-                                             info_of(test.test),
-                                             assignment.attempt, assignment.slot});
+                                             info_of(test.test), assignment.attempt,
+                                             placement_of(assignment.grant)});
   }
   void test_finished(const select::PlannedTest& test,
                      const schedule::Finished& finished) override {
-    record(test.test, finished.assignment.attempt, finished.assignment.slot,
-           finished.result);
+    record(test.test, finished.assignment.attempt,
+           placement_of(finished.assignment.grant), finished.result);
   }
   void test_not_run(const select::PlannedTest& test,
                     const std::string& reason) override {
     TestResult result;
     result.outcome = Outcome::not_run;
     result.reason = reason;
-    record(test.test, 0, -1, result);
+    record(test.test, 0, {}, result);
+  }
+  void test_cannot_run(const select::NotRunnable& entry) {
+    TestResult result;
+    result.outcome = Outcome::not_run;
+    result.reason = entry.reason;
+    record(entry.test, 0, {}, result);
   }
   void test_skipped(const TestCase& test) {
     TestResult result;
     result.outcome = Outcome::skipped;
     result.reason = test.skip_reason.value_or("");
-    record(test, 0, -1, result);
+    record(test, 0, {}, result);
   }
   const events::Counts& counts() const { return counts_; }
 
  private:
-  void record(const TestCase& test, int attempt, int slot,
+  void record(const TestCase& test, int attempt, events::Placement placement,
               const TestResult& result) {
     counts_.add(result.outcome);
-    dispatcher_.dispatch(events::TestFinished{run_id_, Clock::now(),
-                                              info_of(test), attempt, slot,
-                                              result});
+    dispatcher_.dispatch(events::TestFinished{run_id_, Clock::now(), info_of(test),
+                                              attempt, std::move(placement), result});
   }
 
   std::string run_id_;
@@ -100,10 +111,13 @@ int run_command(const CommandLine& cli) {
   process::SignalWatch signals;
   auto discovered = discover_tests(config, signals);
   if (auto* failure = std::get_if<Failure>(&discovered)) return fail(*failure);
+  const auto inventory = schedule::merge_inventory(
+      config.devices, schedule::detect_devices("/dev"));
   const auto plan = select::plan_tests(std::get<std::vector<TestCase>>(discovered),
-                                       cli.selection, config);
+                                       cli.selection, config,
+                                       schedule::device_counts(inventory));
 
-  if (plan.to_run.empty() && plan.to_skip.empty() &&
+  if (plan.to_run.empty() && plan.to_skip.empty() && plan.cannot_run.empty() &&
       cli.no_tests != NoTestsPolicy::pass) {
     const bool warn = cli.no_tests == NoTestsPolicy::warn;
     fmt::print(stderr, "ranktest: {}: no test matched ({} filtered out); "
@@ -131,15 +145,20 @@ int run_command(const CommandLine& cli) {
       plan.to_skip.size(), plan.filtered_out, config.jobs});
   RunRecorder recorder(folder->run_id(), dispatcher);
   for (const auto& test : plan.to_skip) recorder.test_skipped(test);
+  for (const auto& entry : plan.cannot_run) recorder.test_cannot_run(entry);
 
   schedule::ScheduleResult schedule;
   {
     execute::ProcessTestRunner runner(
         *folder, signals,
         execute::RunnerOptions{config.grace_period, !cli.no_capture});
-    schedule = schedule::run_schedule(
-        plan.to_run, schedule::ScheduleOptions{config.jobs, config.fail_fast},
-        runner, recorder);
+    schedule::ResourcePool resources(
+        config.jobs, inventory,
+        schedule::PortPool(config.port_first, config.port_last,
+                           process::tcp_port_is_free));
+    schedule = schedule::run_schedule(plan.to_run,
+                                      schedule::ScheduleOptions{config.fail_fast},
+                                      resources, runner, recorder);
   }
 
   const auto finished = Clock::now();

@@ -34,7 +34,17 @@ struct SourceConfig {
 // Settings a test can get from an [[override]]; unset means "not said here".
 struct TestSettings {
   std::optional<Duration> timeout;
+  std::optional<int> ranks;  // processes the runner starts for the test
+  // Devices the test needs in all, by kind: {"cuda": 2}.
+  std::optional<std::map<std::string, int>> devices;
+  std::optional<bool> exclusive;  // runs with nothing else
+  std::optional<std::vector<std::string>> labels;
 };
+
+// Devices by kind, each with the ids the framework knows them by
+// ("0", "1", ... for CUDA). From [devices]; kinds not named there are
+// detected from the hardware.
+using DeviceInventory = std::map<std::string, std::vector<std::string>>;
 
 struct Override {
   std::string filter;  // glob over the test id or name, as --filter
@@ -54,6 +64,11 @@ struct Config {
   std::filesystem::path state_dir = ".ranktest";
   std::optional<std::filesystem::path> junit;
 
+  DeviceInventory devices;  // only what [devices] says
+  // MASTER_PORT values are taken from here, one per running test.
+  int port_first = 20000;
+  int port_last = 29999;
+
   std::vector<SourceConfig> sources;
   std::vector<Override> overrides;
 };
@@ -64,6 +79,9 @@ struct KnownKeys {
   static const std::vector<std::string>& top_level();
   static const std::vector<std::string>& source();
   static const std::vector<std::string>& override_table();
+  // Device kinds ranktest knows how to make visible to a test; [devices]
+  // may name others, which are then visible through RANKTEST_DEVICES only.
+  static const std::vector<std::string>& device_kinds();
 };
 
 }  // namespace ranktest::config

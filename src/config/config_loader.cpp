@@ -16,8 +16,8 @@ std::string Place::to_string() const {
 
 const std::vector<std::string>& KnownKeys::top_level() {
   static const std::vector<std::string> keys{
-      "jobs",      "timeout", "grace-period", "fail-fast",
-      "state-dir", "junit",   "source",       "override"};
+      "jobs",  "timeout", "grace-period", "fail-fast", "state-dir",
+      "junit", "devices", "port-range",   "source",    "override"};
   return keys;
 }
 const std::vector<std::string>& KnownKeys::source() {
@@ -26,8 +26,13 @@ const std::vector<std::string>& KnownKeys::source() {
   return keys;
 }
 const std::vector<std::string>& KnownKeys::override_table() {
-  static const std::vector<std::string> keys{"filter", "timeout"};
+  static const std::vector<std::string> keys{
+      "filter", "timeout", "ranks", "devices", "exclusive", "labels"};
   return keys;
+}
+const std::vector<std::string>& KnownKeys::device_kinds() {
+  static const std::vector<std::string> kinds{"cuda", "hip", "tpu", "cpu-sim"};
+  return kinds;
 }
 
 namespace {
@@ -156,6 +161,41 @@ std::optional<Error> read_top_level(const toml::table& table,
     if (!node->is_string()) return reader.wrong_type("state-dir", *node, "a path string");
     config.state_dir = config.root / node->value<std::string>().value();
   }
+  if (const auto* node = table.get("devices")) {
+    const auto* kinds = node->as_table();
+    if (!kinds) return reader.wrong_type("devices", *node, "a table, written [devices]");
+    for (const auto& [kind, value] : *kinds) {
+      const std::string key = "devices." + std::string(kind.str());
+      auto& ids = config.devices[std::string(kind.str())];
+      if (auto count = value.value<int64_t>(); count && value.is_integer()) {
+        if (*count < 0 || *count > 4096)
+          return reader.wrong_type(key, value, "a count from 0 to 4096 or an array of ids");
+        for (int64_t i = 0; i < *count; ++i) ids.push_back(std::to_string(i));
+      } else if (const auto* array = value.as_array()) {
+        for (const auto& id : *array) {
+          if (id.is_integer()) ids.push_back(std::to_string(id.value<int64_t>().value()));
+          else if (id.is_string()) ids.push_back(id.value<std::string>().value());
+          else return reader.wrong_type(key, id, "an array of device ids (integers or strings)");
+        }
+      } else {
+        return reader.wrong_type(key, value, "a count or an array of device ids");
+      }
+    }
+  }
+  if (const auto* node = table.get("port-range")) {
+    const auto* range = node->as_array();
+    constexpr std::string_view kRange = "an array of two ports [first, last] within 1024-65535";
+    if (!range || range->size() != 2 || !(*range)[0].is_integer() ||
+        !(*range)[1].is_integer())
+      return reader.wrong_type("port-range", *node, kRange);
+    const auto first = (*range)[0].value<int64_t>().value();
+    const auto last = (*range)[1].value<int64_t>().value();
+    if (first < 1024 || last > 65535 || first > last)
+      return reader.error_at(node->source(),
+                             fmt::format("key 'port-range' must be {}", kRange));
+    config.port_first = static_cast<int>(first);
+    config.port_last = static_cast<int>(last);
+  }
   if (const auto* node = table.get("junit")) {
     if (!node->is_string()) return reader.wrong_type("junit", *node, "a path string");
     config.junit = config.root / node->value<std::string>().value();
@@ -226,6 +266,36 @@ std::optional<Error> read_override(const toml::table& table,
     auto value = reader.duration("timeout", *node);
     if (!value) return value.error();
     entry.settings.timeout = *value;
+  }
+  if (const auto* node = table.get("ranks")) {
+    const auto ranks = node->value<int64_t>();
+    if (!node->is_integer() || *ranks < 1 || *ranks > 1024)
+      return reader.wrong_type("ranks", *node, "an integer from 1 to 1024");
+    entry.settings.ranks = static_cast<int>(*ranks);
+  }
+  if (const auto* node = table.get("devices")) {
+    const auto* kinds = node->as_table();
+    if (!kinds)
+      return reader.wrong_type("devices", *node,
+                               "a table of counts, e.g. devices = { cuda = 2 }");
+    std::map<std::string, int> devices;
+    for (const auto& [kind, count] : *kinds) {
+      const auto value = count.value<int64_t>();
+      if (!count.is_integer() || *value < 0 || *value > 4096)
+        return reader.wrong_type(fmt::format("devices.{}", kind.str()), count,
+                                 "a count from 0 to 4096");
+      if (*value > 0) devices[std::string(kind.str())] = static_cast<int>(*value);
+    }
+    entry.settings.devices = std::move(devices);
+  }
+  if (const auto* node = table.get("exclusive")) {
+    if (!node->is_boolean()) return reader.wrong_type("exclusive", *node, "true or false");
+    entry.settings.exclusive = node->value<bool>().value();
+  }
+  if (const auto* node = table.get("labels")) {
+    auto labels = reader.strings("labels", *node);
+    if (!labels) return labels.error();
+    entry.settings.labels = std::move(*labels);
   }
   return std::nullopt;
 }

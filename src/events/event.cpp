@@ -47,6 +47,14 @@ Json test_json(const TestInfo& test) {
           {"location", location_json(test.location)}};
 }
 
+Json placement_json(const Placement& placement) {
+  Json devices = Json::object();
+  for (const auto& [kind, ids] : placement.devices) devices[kind] = ids;
+  return {{"slots", placement.slots},
+          {"devices", devices},
+          {"port", placement.port ? Json(placement.port) : Json(nullptr)}};
+}
+
 Json result_json(const TestResult& result) {
   Json failures = Json::array();
   for (const auto& failure : result.failures)
@@ -101,14 +109,14 @@ Json to_json(const Event& event) {
                     {"time", format_time(e.time)},
                     {"test", test_json(e.test)},
                     {"attempt", e.attempt},
-                    {"slot", e.slot}};
+                    {"placement", placement_json(e.placement)}};
           },
           [](const TestFinished& e) -> Json {
             return {{"run_id", e.run_id},
                     {"time", format_time(e.time)},
                     {"test", test_json(e.test)},
                     {"attempt", e.attempt},
-                    {"slot", e.slot},
+                    {"placement", placement_json(e.placement)},
                     {"result", result_json(e.result)}};
           },
           [](const RunFinished& e) -> Json {

@@ -6,9 +6,11 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "model/outcome.h"
 
@@ -36,12 +38,19 @@ struct RunStarted {
   int jobs = 1;
 };
 
+// Where a started test ran: what it held from the resource pool.
+struct Placement {
+  std::vector<int> slots;  // empty when the test was never started
+  std::map<std::string, std::vector<std::string>> devices;  // kind -> ids
+  int port = 0;  // MASTER_PORT; 0 when none
+};
+
 struct TestStarted {
   std::string run_id;
   TimePoint time;
   TestInfo test;
   int attempt = 1;
-  int slot = 0;
+  Placement placement;
 };
 
 struct TestFinished {
@@ -49,7 +58,7 @@ struct TestFinished {
   TimePoint time;
   TestInfo test;
   int attempt = 1;  // 0: the test was never started
-  int slot = -1;    // -1: the test was never started
+  Placement placement;
   TestResult result;
 };
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "model/outcome.h"
+#include "schedule/resources.h"
 #include "select/test_plan.h"
 
 namespace ranktest::schedule {
@@ -15,7 +16,7 @@ namespace ranktest::schedule {
 struct Assignment {
   std::size_t test_index = 0;  // into the plan
   int attempt = 1;
-  int slot = 0;  // 0 .. slots-1; the lowest free one is taken
+  Grant grant;  // the slots, devices and port it holds while it runs
 };
 
 struct Finished {
@@ -59,7 +60,6 @@ class ScheduleObserver {
 enum class CancelReason { none, fail_fast, interrupted };
 
 struct ScheduleOptions {
-  int slots = 1;
   bool fail_fast = false;
 };
 
@@ -68,8 +68,12 @@ struct ScheduleResult {
   std::optional<int> interrupt_signal;
 };
 
+// Starts each test once everything it needs is free, in this order:
+// exclusive tests first, one at a time with nothing beside them, then the
+// rest in plan order, a later test starting ahead of an earlier one that
+// does not fit yet. Every test is started, or reported not run, exactly once.
 ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
-                            const ScheduleOptions& options, TestRunner& runner,
-                            ScheduleObserver& observer);
+                            const ScheduleOptions& options, ResourcePool& resources,
+                            TestRunner& runner, ScheduleObserver& observer);
 
 }  // namespace ranktest::schedule

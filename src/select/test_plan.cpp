@@ -1,5 +1,9 @@
 #include "select/test_plan.h"
 
+#include <fmt/format.h>
+
+#include <optional>
+
 #include "text/glob.h"
 
 namespace ranktest::select {
@@ -19,20 +23,47 @@ bool selection_matches(const Selection& selection, const TestCase& test) {
 
 ResolvedSettings resolve_settings(const config::Config& config,
                                   const TestCase& test) {
-  ResolvedSettings settings{config.timeout};
-  bool timeout_set = false;
+  // Per setting, the first matching override that sets it wins.
+  config::TestSettings chosen;
+  const auto take = [](auto& into, const auto& from) {
+    if (!into && from) into = from;
+  };
   for (const auto& entry : config.overrides) {
     if (!glob_matches_test(entry.filter, test)) continue;
-    if (!timeout_set && entry.settings.timeout) {
-      settings.timeout = *entry.settings.timeout;
-      timeout_set = true;
-    }
+    take(chosen.timeout, entry.settings.timeout);
+    take(chosen.ranks, entry.settings.ranks);
+    take(chosen.devices, entry.settings.devices);
+    take(chosen.exclusive, entry.settings.exclusive);
+    take(chosen.labels, entry.settings.labels);
   }
+  ResolvedSettings settings;
+  settings.timeout = chosen.timeout.value_or(config.timeout);
+  settings.ranks = chosen.ranks.value_or(1);
+  settings.devices = chosen.devices.value_or(std::map<std::string, int>{});
+  settings.exclusive = chosen.exclusive.value_or(false);
+  settings.labels = chosen.labels.value_or(std::vector<std::string>{});
   return settings;
 }
 
+namespace {
+
+// Why `settings` can never be satisfied here, or nothing.
+std::optional<std::string> unsatisfiable(const ResolvedSettings& settings,
+                                         const std::map<std::string, int>& capacity) {
+  for (const auto& [kind, count] : settings.devices) {
+    const auto it = capacity.find(kind);
+    const int have = it == capacity.end() ? 0 : it->second;
+    if (count > have)
+      return fmt::format("needs {} {}, inventory has {}", count, kind, have);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 TestPlan plan_tests(const std::vector<TestCase>& tests,
-                    const Selection& selection, const config::Config& config) {
+                    const Selection& selection, const config::Config& config,
+                    const std::map<std::string, int>& capacity) {
   TestPlan plan;
   for (const auto& test : tests) {
     if (!selection_matches(selection, test)) {
@@ -40,7 +71,11 @@ TestPlan plan_tests(const std::vector<TestCase>& tests,
     } else if (test.skip_reason) {
       plan.to_skip.push_back(test);
     } else {
-      plan.to_run.push_back(PlannedTest{test, resolve_settings(config, test)});
+      auto settings = resolve_settings(config, test);
+      if (auto why = unsatisfiable(settings, capacity))
+        plan.cannot_run.push_back(NotRunnable{test, *why});
+      else
+        plan.to_run.push_back(PlannedTest{test, std::move(settings)});
     }
   }
   return plan;

@@ -1,6 +1,7 @@
 // Which of the discovered tests run, with which settings, in which order.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,10 @@ bool selection_matches(const Selection& selection, const TestCase& test);
 // filter matches and that sets it, else the run's default.
 struct ResolvedSettings {
   config::Duration timeout;
+  int ranks = 1;
+  std::map<std::string, int> devices;  // kind -> count, counts > 0 only
+  bool exclusive = false;
+  std::vector<std::string> labels;
 };
 ResolvedSettings resolve_settings(const config::Config& config,
                                   const TestCase& test);
@@ -33,13 +38,22 @@ struct PlannedTest {
   ResolvedSettings settings;
 };
 
+struct NotRunnable {
+  TestCase test;
+  std::string reason;  // "needs 8 tpu, inventory has 4"
+};
+
 struct TestPlan {
-  std::vector<PlannedTest> to_run;   // in the order to start them
+  std::vector<PlannedTest> to_run;   // in discovery order
   std::vector<TestCase> to_skip;     // selected, but with a skip reason
+  std::vector<NotRunnable> cannot_run;  // selected, but needs what is not here
   std::size_t filtered_out = 0;      // not selected
 };
 
+// `capacity` is how many devices of each kind the machine has; a test that
+// needs more can never run and is reported, not dropped.
 TestPlan plan_tests(const std::vector<TestCase>& tests,
-                    const Selection& selection, const config::Config& config);
+                    const Selection& selection, const config::Config& config,
+                    const std::map<std::string, int>& capacity = {});
 
 }  // namespace ranktest::select

@@ -28,6 +28,15 @@ cwd = "build"
 [[override]]
 filter = "Slow.*"
 timeout = "10m"
+ranks = 4
+devices = { cuda = 2, tpu = 0 }
+exclusive = true
+labels = ["nightly"]
+
+[devices]
+cuda = [0, 2]
+tpu = 4
+cpu-sim = ["a", "b"]
 )");
   ASSERT_TRUE(config) << config.error().message;
   EXPECT_EQ(config->jobs, 3);
@@ -42,7 +51,15 @@ timeout = "10m"
   EXPECT_EQ(config->sources[0].working_directory, "build");
   EXPECT_EQ(config->sources[0].place.to_string(), "ranktest.toml:9:1");
   ASSERT_EQ(config->overrides.size(), 1u);
-  EXPECT_EQ(config->overrides[0].settings.timeout, std::chrono::minutes(10));
+  const auto& settings = config->overrides[0].settings;
+  EXPECT_EQ(settings.timeout, std::chrono::minutes(10));
+  EXPECT_EQ(settings.ranks, 4);
+  EXPECT_EQ(*settings.devices, (std::map<std::string, int>{{"cuda", 2}}));
+  EXPECT_EQ(settings.exclusive, true);
+  EXPECT_EQ(*settings.labels, std::vector<std::string>{"nightly"});
+  EXPECT_EQ(config->devices.at("cuda"), (std::vector<std::string>{"0", "2"}));
+  EXPECT_EQ(config->devices.at("tpu").size(), 4u);
+  EXPECT_EQ(config->devices.at("cpu-sim")[1], "b");
 }
 
 TEST(Config, DefaultsWhenEmpty) {
@@ -53,6 +70,8 @@ TEST(Config, DefaultsWhenEmpty) {
   EXPECT_EQ(config->grace_period, std::chrono::seconds(5));
   EXPECT_EQ(config->state_dir, "/project/.ranktest");
   EXPECT_FALSE(config->junit);
+  EXPECT_EQ(config->port_first, 20000);
+  EXPECT_EQ(config->port_last, 29999);
 }
 
 struct BadConfig {
@@ -76,8 +95,20 @@ INSTANTIATE_TEST_SUITE_P(
                   "not an integer"},
         BadConfig{"jobz = 2\n",
                   "ranktest.toml:1:1: unknown key 'jobz'; known keys are: jobs, "
-                  "timeout, grace-period, fail-fast, state-dir, junit, source, "
-                  "override (see docs/configuration.md)"},
+                  "timeout, grace-period, fail-fast, state-dir, junit, devices, "
+                  "port-range, source, override (see docs/configuration.md)"},
+        BadConfig{"port-range = [80, 90]\n",
+                  "ranktest.toml:1:14: key 'port-range' must be an array of two ports "
+                  "[first, last] within 1024-65535"},
+        BadConfig{"[devices]\ncuda = \"all\"\n",
+                  "ranktest.toml:2:8: key 'devices.cuda' must be a count or an array "
+                  "of device ids, not a string"},
+        BadConfig{"[[override]]\nfilter = \"*\"\nranks = 0\n",
+                  "ranktest.toml:3:9: key 'ranks' in [[override]] must be an integer "
+                  "from 1 to 1024, not an integer"},
+        BadConfig{"[[override]]\nfilter = \"*\"\ndevices = { tpu = \"8\" }\n",
+                  "ranktest.toml:3:19: key 'devices.tpu' in [[override]] must be a "
+                  "count from 0 to 4096, not a string"},
         BadConfig{"[[source]]\nkind = \"pytest\"\npaths = []\n",
                   "ranktest.toml:2:8: unknown source kind \"pytest\" in [[source]]; "
                   "known kinds are: gtest"},

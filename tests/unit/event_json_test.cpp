@@ -16,13 +16,15 @@ TEST(EventJson, TestFinishedCarriesEverythingAndStaysValidUtf8) {
   const TestFinished event{"run-1",
                            std::chrono::system_clock::from_time_t(0),
                            TestInfo{"bin::A.B", "A.B", "bin", SourceLocation{"a.cpp", 1}},
-                           2, 1, result};
+                           2, Placement{{1, 2}, {{"cuda", {"3"}}}, 20001}, result};
   const auto json = to_json(event);
   EXPECT_EQ(json.begin().key(), "event");
   EXPECT_EQ(json["event"], "test-finished");
   EXPECT_EQ(json["time"], "1970-01-01T00:00:00.000Z");
   EXPECT_EQ(json["attempt"], 2);
-  EXPECT_EQ(json["slot"], 1);
+  EXPECT_EQ(json["placement"]["slots"], nlohmann::json::array({1, 2}));
+  EXPECT_EQ(json["placement"]["devices"]["cuda"][0], "3");
+  EXPECT_EQ(json["placement"]["port"], 20001);
   EXPECT_EQ(json["result"]["outcome"], "crashed");
   EXPECT_EQ(json["result"]["exit"]["signal"], 11);
   EXPECT_TRUE(json["result"]["exit"]["code"].is_null());

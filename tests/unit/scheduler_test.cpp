@@ -10,34 +10,55 @@
 namespace ranktest::schedule {
 namespace {
 
-// Finishes tests in a pseudo-random order, with outcomes chosen per test,
-// and checks on every start that no slot is used twice.
+// Finishes running tests in a pseudo-random order with chosen outcomes, and
+// checks on every start that nothing held by a running test is handed out
+// again and that an exclusive test runs alone.
 class FakeRunner : public TestRunner {
  public:
-  FakeRunner(std::map<std::string, Outcome> outcomes, unsigned seed,
+  FakeRunner(const std::vector<select::PlannedTest>& plan,
+             std::map<std::string, Outcome> outcomes, unsigned seed,
              std::optional<int> interrupt_after = std::nullopt)
-      : outcomes_(std::move(outcomes)), random_(seed), interrupt_after_(interrupt_after) {}
+      : plan_(plan), outcomes_(std::move(outcomes)), random_(seed),
+        interrupt_after_(interrupt_after) {}
 
   void start(const select::PlannedTest& test, const Assignment& assignment) override {
-    EXPECT_TRUE(busy_slots_.insert(assignment.slot).second)
-        << "slot " << assignment.slot << " handed out twice";
-    running_.push_back({test.test.name, assignment});
+    const auto& grant = assignment.grant;
+    EXPECT_FALSE(grant.slots.empty());
+    for (int slot : grant.slots)
+      EXPECT_TRUE(busy_slots_.insert(slot).second) << "slot " << slot << " shared";
+    for (const auto& [kind, ids] : grant.devices) {
+      EXPECT_EQ(static_cast<int>(ids.size()), test.settings.devices.at(kind));
+      for (const auto& id : ids)
+        EXPECT_TRUE(busy_devices_.insert(kind + ":" + id).second) << kind << id << " shared";
+    }
+    EXPECT_EQ(grant.devices.size(), test.settings.devices.size());
+    EXPECT_NE(grant.port, 0);
+    EXPECT_TRUE(busy_ports_.insert(grant.port).second) << "port " << grant.port << " shared";
+    if (test.settings.exclusive) EXPECT_TRUE(running_.empty()) << "exclusive test not alone";
+    for (const auto& [index, other] : running_)
+      EXPECT_FALSE(plan_[index].settings.exclusive) << "started beside an exclusive test";
+    running_.emplace_back(assignment.test_index, assignment);
     max_running_ = std::max(max_running_, running_.size());
     ++starts_[test.test.name];
   }
 
   RunnerWakeup wait() override {
     RunnerWakeup wakeup;
-    EXPECT_FALSE(running_.empty()) << "wait() with nothing running would block forever";
-    if (running_.empty()) return wakeup;
-    ++waits_;
+    if (running_.empty() || ++waits_ > 100'000) {
+      ADD_FAILURE() << "wait() with nothing running, or the run does not end";
+      throw std::runtime_error("stuck");
+    }
     if (interrupt_after_ && waits_ == *interrupt_after_) wakeup.interrupt_signal = 2;
     std::uniform_int_distribution<std::size_t> pick(0, running_.size() - 1);
     const auto index = pick(random_);
-    const auto [name, assignment] = running_[index];
+    const auto [test_index, assignment] = running_[index];
     running_.erase(running_.begin() + static_cast<long>(index));
-    busy_slots_.erase(assignment.slot);
+    for (int slot : assignment.grant.slots) busy_slots_.erase(slot);
+    for (const auto& [kind, ids] : assignment.grant.devices)
+      for (const auto& id : ids) busy_devices_.erase(kind + ":" + id);
+    busy_ports_.erase(assignment.grant.port);
     TestResult result;
+    const auto& name = plan_[test_index].test.name;
     result.outcome = stopped_ ? Outcome::interrupted
                               : (outcomes_.count(name) ? outcomes_[name] : Outcome::passed);
     wakeup.finished.push_back({assignment, result});
@@ -50,11 +71,14 @@ class FakeRunner : public TestRunner {
   std::size_t max_running_ = 0;
 
  private:
+  const std::vector<select::PlannedTest>& plan_;
   std::map<std::string, Outcome> outcomes_;
   std::mt19937 random_;
   std::optional<int> interrupt_after_;
-  std::vector<std::pair<std::string, Assignment>> running_;
+  std::vector<std::pair<std::size_t, Assignment>> running_;
   std::set<int> busy_slots_;
+  std::set<std::string> busy_devices_;
+  std::set<int> busy_ports_;
   int waits_ = 0;
   bool stopped_ = false;
 };
@@ -63,7 +87,8 @@ class Recorder : public ScheduleObserver {
  public:
   void test_started(const select::PlannedTest&, const Assignment&) override { ++started; }
   void test_finished(const select::PlannedTest& test, const Finished& finished) override {
-    outcomes[test.test.name] = finished.result.outcome;
+    EXPECT_TRUE(outcomes.emplace(test.test.name, finished.result.outcome).second)
+        << test.test.name << " finished twice";
   }
   void test_not_run(const select::PlannedTest& test, const std::string& reason) override {
     not_run[test.test.name] = reason;
@@ -84,34 +109,108 @@ std::vector<select::PlannedTest> make_plan(int count) {
   return plan;
 }
 
-TEST(Scheduler, RandomisedSuitesRunEveryTestOnceWithinTheSlots) {
-  for (unsigned seed = 0; seed < 200; ++seed) {
+ResourcePool make_pool(int slots, config::DeviceInventory devices = {},
+                       PortPool::Probe probe = {}) {
+  return ResourcePool(slots, std::move(devices), PortPool(30000, 30063, std::move(probe)));
+}
+
+// Random suites: ranks, devices, exclusivity, outcomes, slots, inventory
+// and ports that something else sometimes holds.
+TEST(Scheduler, RandomisedSuitesNeverShareAndRunEveryTestOnce) {
+  for (unsigned seed = 0; seed < 10'000; ++seed) {
     std::mt19937 random(seed);
-    const int tests = static_cast<int>(random() % 40);
-    const int slots = 1 + static_cast<int>(random() % 6);
+    const auto pick = [&](int below) { return static_cast<int>(random() % below); };
+    const int slots = 1 + pick(8);
+    config::DeviceInventory inventory;
+    const int gpus = pick(5), tpus = pick(9);
+    for (int i = 0; i < gpus; ++i) inventory["cuda"].push_back(std::to_string(i));
+    for (int i = 0; i < tpus; ++i) inventory["tpu"].push_back(std::to_string(i));
+    auto plan = make_plan(pick(30));
     std::map<std::string, Outcome> outcomes;
-    for (int i = 0; i < tests; ++i)
-      if (random() % 4 == 0) outcomes["T." + std::to_string(i)] = Outcome::failed;
-    FakeRunner runner(outcomes, seed);
-    Recorder recorder;
-    const auto plan = make_plan(tests);
-    const auto result = run_schedule(plan, {slots, false}, runner, recorder);
-    EXPECT_EQ(result.cancel, CancelReason::none);
-    EXPECT_EQ(recorder.outcomes.size(), static_cast<std::size_t>(tests)) << "seed " << seed;
-    for (const auto& [name, count] : runner.starts_) EXPECT_EQ(count, 1) << name;
-    EXPECT_LE(runner.max_running_, static_cast<std::size_t>(slots));
-    if (tests >= slots) {
-      EXPECT_EQ(runner.max_running_, static_cast<std::size_t>(slots));
+    for (auto& test : plan) {
+      test.settings.ranks = 1 + pick(4);
+      if (gpus && pick(3) == 0) test.settings.devices["cuda"] = 1 + pick(gpus);
+      if (tpus && pick(4) == 0) test.settings.devices["tpu"] = 1 + pick(tpus);
+      test.settings.exclusive = pick(20) == 0;
+      if (pick(4) == 0) outcomes[test.test.name] = Outcome::failed;
     }
-    for (const auto& [name, outcome] : outcomes) EXPECT_EQ(recorder.outcomes[name], outcome);
+    std::mt19937 port_random(seed);
+    FakeRunner runner(plan, outcomes, seed);
+    Recorder recorder;
+    auto pool = make_pool(slots, inventory, [&](int) { return port_random() % 8 != 0; });
+    const auto result = run_schedule(plan, {false}, pool, runner, recorder);
+    ASSERT_EQ(result.cancel, CancelReason::none);
+    ASSERT_EQ(recorder.outcomes.size(), plan.size()) << "seed " << seed;
+    for (const auto& [name, count] : runner.starts_) ASSERT_EQ(count, 1) << name;
+    ASSERT_LE(runner.max_running_, static_cast<std::size_t>(slots)) << "seed " << seed;
+    for (const auto& [name, outcome] : outcomes) ASSERT_EQ(recorder.outcomes[name], outcome);
   }
 }
 
-TEST(Scheduler, FailFastStartsNothingAfterAFailure) {
-  FakeRunner runner({{"T.2", Outcome::crashed}}, 1);
+TEST(Scheduler, FillsEverySlotWhenTestsAreSmall) {
+  auto plan = make_plan(10);
+  FakeRunner runner(plan, {}, 1);
   Recorder recorder;
+  auto pool = make_pool(4);
+  run_schedule(plan, {false}, pool, runner, recorder);
+  EXPECT_EQ(runner.max_running_, 4u);
+}
+
+TEST(Scheduler, ATestWithMoreRanksThanSlotsRunsAloneRatherThanNever) {
+  auto plan = make_plan(3);
+  plan[1].settings.ranks = 16;
+  FakeRunner runner(plan, {}, 1);
+  Recorder recorder;
+  auto pool = make_pool(2);
+  run_schedule(plan, {false}, pool, runner, recorder);
+  EXPECT_EQ(recorder.outcomes.size(), 3u);
+  EXPECT_EQ(pool.slots_needed(plan[1].settings), 2);
+}
+
+TEST(Scheduler, DevicesAreGrantedDisjointlyInInventoryOrder) {
+  auto plan = make_plan(2);
+  plan[0].settings.devices["cuda"] = 2;
+  plan[1].settings.devices["cuda"] = 2;
+  struct Capture : Recorder {
+    void test_started(const select::PlannedTest& t, const Assignment& a) override {
+      granted[t.test.name] = a.grant.devices.at("cuda");
+    }
+    std::map<std::string, std::vector<std::string>> granted;
+  } recorder;
+  FakeRunner runner(plan, {}, 1);
+  auto pool = make_pool(4, {{"cuda", {"0", "1", "2", "3"}}});
+  run_schedule(plan, {false}, pool, runner, recorder);
+  EXPECT_EQ(recorder.granted["T.0"], (std::vector<std::string>{"0", "1"}));
+  EXPECT_EQ(recorder.granted["T.1"], (std::vector<std::string>{"2", "3"}));
+}
+
+TEST(Scheduler, NoFreePortIsAnErrorNotAHang) {
+  auto plan = make_plan(2);
+  FakeRunner runner(plan, {}, 1);
+  Recorder recorder;
+  auto pool = make_pool(2, {}, [](int) { return false; });
+  run_schedule(plan, {false}, pool, runner, recorder);
+  EXPECT_EQ(recorder.started, 0);
+  EXPECT_EQ(recorder.outcomes["T.0"], Outcome::error);
+  EXPECT_EQ(recorder.outcomes["T.1"], Outcome::error);
+}
+
+TEST(PortPool, RoundRobinAndNeverTwice) {
+  PortPool ports(5000, 5002, {});
+  EXPECT_EQ(ports.acquire(), 5000);
+  EXPECT_EQ(ports.acquire(), 5001);
+  ports.release(5000);
+  EXPECT_EQ(ports.acquire(), 5002);
+  EXPECT_EQ(ports.acquire(), 5000);  // the released one, last
+  EXPECT_EQ(ports.acquire(), std::nullopt);
+}
+
+TEST(Scheduler, FailFastStartsNothingAfterAFailure) {
   const auto plan = make_plan(10);
-  const auto result = run_schedule(plan, {1, true}, runner, recorder);
+  FakeRunner runner(plan, {{"T.2", Outcome::crashed}}, 1);
+  Recorder recorder;
+  auto pool = make_pool(1);
+  const auto result = run_schedule(plan, {true}, pool, runner, recorder);
   EXPECT_EQ(result.cancel, CancelReason::fail_fast);
   EXPECT_EQ(recorder.started, 3);
   EXPECT_EQ(recorder.not_run.size(), 7u);
@@ -119,10 +218,11 @@ TEST(Scheduler, FailFastStartsNothingAfterAFailure) {
 }
 
 TEST(Scheduler, InterruptionStopsRunningTestsAndStartsNoMore) {
-  FakeRunner runner({}, 3, /*interrupt_after=*/2);
-  Recorder recorder;
   const auto plan = make_plan(10);
-  const auto result = run_schedule(plan, {2, false}, runner, recorder);
+  FakeRunner runner(plan, {}, 3, /*interrupt_after=*/2);
+  Recorder recorder;
+  auto pool = make_pool(2);
+  const auto result = run_schedule(plan, {false}, pool, runner, recorder);
   EXPECT_EQ(result.cancel, CancelReason::interrupted);
   EXPECT_EQ(result.interrupt_signal, 2);
   // Three started (two slots, one refilled); the signal came with the second
@@ -138,9 +238,11 @@ TEST(Scheduler, InterruptionStopsRunningTestsAndStartsNoMore) {
 }
 
 TEST(Scheduler, EmptyPlanTerminates) {
-  FakeRunner runner({}, 0);
+  const std::vector<select::PlannedTest> plan;
+  FakeRunner runner(plan, {}, 0);
   Recorder recorder;
-  const auto result = run_schedule({}, {4, false}, runner, recorder);
+  auto pool = make_pool(4);
+  const auto result = run_schedule(plan, {false}, pool, runner, recorder);
   EXPECT_EQ(result.cancel, CancelReason::none);
   EXPECT_EQ(recorder.started, 0);
 }

@@ -27,15 +27,29 @@ TEST(Selection, GlobsMatchIdOrNameAndCrossSlashes) {
 TEST(Overrides, FirstMatchWinsPerSetting) {
   config::Config config;
   config.timeout = std::chrono::seconds(60);
-  config.overrides.push_back({"Slow.*", {std::chrono::seconds(600)}, {}});
-  config.overrides.push_back({"*", {std::chrono::seconds(5)}, {}});
-  EXPECT_EQ(resolve_settings(config, make_test("Slow.Big")).timeout,
-            std::chrono::seconds(600));
+  config::TestSettings slow, all;
+  slow.timeout = std::chrono::seconds(600);
+  slow.ranks = 4;
+  all.timeout = std::chrono::seconds(5);
+  all.ranks = 2;
+  all.exclusive = true;
+  all.devices = std::map<std::string, int>{{"cuda", 1}};
+  config.overrides.push_back({"Slow.*", slow, {}});
+  config.overrides.push_back({"*", all, {}});
+  const auto big = resolve_settings(config, make_test("Slow.Big"));
+  EXPECT_EQ(big.timeout, std::chrono::seconds(600));
+  EXPECT_EQ(big.ranks, 4);          // from the first override
+  EXPECT_TRUE(big.exclusive);       // the first says nothing, the second does
+  EXPECT_EQ(big.devices.at("cuda"), 1);
   EXPECT_EQ(resolve_settings(config, make_test("Fast.Small")).timeout,
             std::chrono::seconds(5));
+  EXPECT_EQ(resolve_settings(config, make_test("Fast.Small")).ranks, 2);
   config.overrides.clear();
-  EXPECT_EQ(resolve_settings(config, make_test("Fast.Small")).timeout,
-            std::chrono::seconds(60));
+  const auto plain = resolve_settings(config, make_test("Fast.Small"));
+  EXPECT_EQ(plain.timeout, std::chrono::seconds(60));
+  EXPECT_EQ(plain.ranks, 1);
+  EXPECT_FALSE(plain.exclusive);
+  EXPECT_TRUE(plain.devices.empty());
 }
 
 TEST(Plan, SplitsRunSkipAndFilteredOut) {
@@ -47,6 +61,20 @@ TEST(Plan, SplitsRunSkipAndFilteredOut) {
   EXPECT_EQ(plan.to_run[0].test.name, "A.One");
   ASSERT_EQ(plan.to_skip.size(), 1u);
   EXPECT_EQ(plan.filtered_out, 1u);
+}
+
+TEST(Plan, TestsNeedingMoreDevicesThanExistAreReportedNotDropped) {
+  config::Config config;
+  config::TestSettings tpu;
+  tpu.devices = std::map<std::string, int>{{"tpu", 8}};
+  config.overrides.push_back({"Big.*", tpu, {}});
+  const std::vector<TestCase> tests{make_test("Big.Model"), make_test("Small.Model")};
+  const auto plan = plan_tests(tests, Selection{}, config, {{"tpu", 4}});
+  ASSERT_EQ(plan.cannot_run.size(), 1u);
+  EXPECT_EQ(plan.cannot_run[0].reason, "needs 8 tpu, inventory has 4");
+  EXPECT_EQ(plan.to_run.size(), 1u);
+  const auto none = plan_tests(tests, Selection{}, config, {});
+  EXPECT_EQ(none.cannot_run[0].reason, "needs 8 tpu, inventory has 0");
 }
 
 }  // namespace

@@ -1,0 +1,65 @@
+// What tests compete for: CPU slots, devices and rendezvous ports. A pool
+// hands each out to one running test at a time and never more than it has.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "select/test_plan.h"
+
+namespace ranktest::schedule {
+
+// What one started test holds until it finishes.
+struct Grant {
+  std::vector<int> slots;  // never empty once granted
+  std::map<std::string, std::vector<std::string>> devices;  // kind -> ids
+  int port = 0;  // MASTER_PORT; 0 when none was needed
+};
+
+// Ports from a range, each held by at most one running test. Handed out
+// round-robin so a port just released (and perhaps in TIME_WAIT) is the
+// last to come again; the probe skips ports something else listens on.
+class PortPool {
+ public:
+  using Probe = std::function<bool(int port)>;
+  PortPool(int first, int last, Probe probe);
+  std::optional<int> acquire();
+  void release(int port);
+
+ private:
+  int first_, last_;
+  int next_;  // where the next search starts
+  Probe probe_;
+  std::set<int> held_;
+};
+
+class ResourcePool {
+ public:
+  ResourcePool(int slots, config::DeviceInventory devices, PortPool ports);
+
+  // How many slots a test takes: one per rank, at most all of them (a test
+  // with more ranks than slots runs alone rather than never).
+  int slots_needed(const select::ResolvedSettings& settings) const;
+
+  enum class Shortage { none, busy, no_port };
+  // Everything the test needs, or nothing: `shortage` says why not.
+  std::optional<Grant> try_acquire(const select::ResolvedSettings& settings,
+                                   Shortage& shortage);
+  void release(const Grant& grant);
+
+  int total_slots() const { return total_slots_; }
+
+ private:
+  int total_slots_;
+  std::set<int> free_slots_;
+  std::map<std::string, std::vector<std::string>> free_devices_;  // in order
+  config::DeviceInventory inventory_;
+  PortPool ports_;
+};
+
+}  // namespace ranktest::schedule
