@@ -24,6 +24,12 @@ events::TestInfo info_of(const TestCase& test) {
   return events::TestInfo{test.id, test.name, test.source_label, test.location};
 }
 
+std::vector<std::string> kinds_of(const config::DeviceInventory& inventory) {
+  std::vector<std::string> kinds;
+  for (const auto& [kind, ids] : inventory) kinds.push_back(kind);
+  return kinds;
+}
+
 events::Placement placement_of(const schedule::Grant& grant) {
   return events::Placement{grant.slots, grant.devices, grant.port};
 }
@@ -151,7 +157,8 @@ int run_command(const CommandLine& cli) {
   {
     execute::ProcessTestRunner runner(
         *folder, signals,
-        execute::RunnerOptions{config.grace_period, !cli.no_capture});
+        execute::RunnerOptions{config.grace_period, !cli.no_capture,
+                               kinds_of(inventory)});
     schedule::ResourcePool resources(
         config.jobs, inventory,
         schedule::PortPool(config.port_first, config.port_last,

@@ -7,6 +7,7 @@
 
 #include "discover/gtest_discoverer.h"
 #include "execute/gtest_result.h"
+#include "execute/rank_environment.h"
 #include "text/file_tail.h"
 #include "text/sanitize.h"
 
@@ -18,10 +19,9 @@ constexpr std::size_t kTailBytes = 64 * 1024;
 constexpr std::size_t kExcerptBytes = 8 * 1024;
 
 process::SpawnRequest gtest_request(const select::PlannedTest& planned,
-                                    const schedule::Assignment& assignment,
+                                    const schedule::Assignment& assignment, int rank,
                                     const RunFolder& folder,
-                                    const std::filesystem::path& log_path,
-                                    const std::filesystem::path& report_path) {
+                                    const std::vector<std::string>& inventory_kinds) {
   const TestCase& test = planned.test;
   process::SpawnRequest request;
   request.argv.push_back(test.executable.string());
@@ -30,27 +30,48 @@ process::SpawnRequest gtest_request(const select::PlannedTest& planned,
   request.argv.insert(request.argv.end(), test.extra_args.begin(),
                       test.extra_args.end());
   request.argv.push_back("--gtest_filter=" + test.name);
-  request.argv.push_back("--gtest_output=json:" + report_path.string());
-  std::vector<std::pair<std::string, std::string>> env(test.env.begin(),
-                                                       test.env.end());
+  Environment env(test.env.begin(), test.env.end());
   env.emplace_back("GTEST_COLOR", "no");
   env.emplace_back("RANKTEST_TEST_ID", test.id);
   env.emplace_back("RANKTEST_ATTEMPT", std::to_string(assignment.attempt));
-  env.emplace_back("RANKTEST_RUN_DIR",
-                   std::filesystem::absolute(folder.path()).string());
-  request.environment = process::make_environment(
-      env, discover::gtest_variables_to_remove());
+  env.emplace_back("RANKTEST_RUN_DIR", folder.path().string());
+  const auto contract =
+      rank_environment(assignment.grant, rank, planned.settings.ranks, inventory_kinds);
+  env.insert(env.end(), contract.begin(), contract.end());
+  request.environment =
+      process::make_environment(env, discover::gtest_variables_to_remove());
   request.working_directory = test.working_directory;
-  request.stdout_path = log_path;
   return request;
+}
+
+// The test's outcome from its ranks': the root cause's when a rank failed,
+// skipped when every rank skipped, else passed.
+Outcome combined_outcome(const std::vector<RankResult>& ranks,
+                         std::optional<int> root_cause) {
+  if (root_cause) return ranks[static_cast<std::size_t>(*root_cause)].outcome;
+  const bool all_skipped = std::all_of(ranks.begin(), ranks.end(), [](const auto& r) {
+    return r.outcome == Outcome::skipped;
+  });
+  return all_skipped ? Outcome::skipped : Outcome::passed;
 }
 
 }  // namespace
 
+bool ProcessTestRunner::RunningTest::all_reaped() const {
+  return std::all_of(ranks.begin(), ranks.end(),
+                     [](const Rank& r) { return r.result.has_value(); });
+}
+
+const process::ChildProcess* ProcessTestRunner::RunningTest::unreaped() const {
+  for (const auto& rank : ranks)
+    if (!rank.child.exit()) return &rank.child;
+  return nullptr;
+}
+
 ProcessTestRunner::ProcessTestRunner(const RunFolder& folder,
                                      process::SignalWatch& signals,
                                      RunnerOptions options)
-    : folder_(folder), signals_(signals), options_(options) {}
+    : folder_(folder), signals_(signals), options_(std::move(options)) {}
 
 // Whatever is still running when the runner goes away is killed and reaped
 // by ~ChildProcess.
@@ -59,25 +80,42 @@ ProcessTestRunner::~ProcessTestRunner() = default;
 void ProcessTestRunner::start(const select::PlannedTest& test,
                               const schedule::Assignment& assignment) {
   const auto now = Clock::now();
-  auto failed_to_launch = [&](const std::string& why,
-                              const std::filesystem::path& log) {
+  auto running = std::make_unique<RunningTest>();
+  running->test = &test;
+  running->assignment = assignment;
+  running->started = now;
+  running->deadline = now + test.settings.timeout;
+
+  const auto failed_to_launch = [&](const std::string& why) {
     TestResult result;
     result.outcome = Outcome::error;
     result.reason = why;
-    result.log_path = log.string();
     finished_.push_back(schedule::Finished{assignment, std::move(result)});
+    // Ranks already started are killed and reaped by ~ChildProcess.
   };
   auto folder = folder_.attempt_folder(test.test.id, assignment.attempt);
-  if (!folder) return failed_to_launch(folder.error().message, {});
-  const auto log_path =
-      options_.capture_output ? *folder / "output.log" : std::filesystem::path();
-  const auto report_path = *folder / "gtest.json";
-  auto child = process::ChildProcess::spawn(
-      gtest_request(test, assignment, folder_, log_path, report_path));
-  if (!child) return failed_to_launch(child.error().message, log_path);
-  running_.push_back(std::make_unique<RunningTest>(RunningTest{
-      &test, assignment, std::move(*child), now, now + test.settings.timeout,
-      std::nullopt, false, false, log_path, report_path}));
+  if (!folder) return failed_to_launch(folder.error().message);
+
+  const int world = test.settings.ranks;
+  for (int rank = 0; rank < world; ++rank) {
+    auto request = gtest_request(test, assignment, rank, folder_, options_.inventory_kinds);
+    const auto suffix = world == 1 ? std::string() : fmt::format("-rank-{}", rank);
+    const auto report_path = *folder / fmt::format("gtest{}.json", suffix);
+    const auto log_path = options_.capture_output
+                              ? *folder / fmt::format("{}.log", world == 1 ? "output"
+                                                                           : suffix.substr(1))
+                              : std::filesystem::path();
+    request.argv.push_back("--gtest_output=json:" + report_path.string());
+    request.stdout_path = log_path;
+    if (rank > 0) request.process_group = running->ranks.front().child.process_group();
+    auto child = process::ChildProcess::spawn(request);
+    if (!child)
+      return failed_to_launch(world == 1 ? child.error().message
+                                         : fmt::format("rank {}: {}", rank,
+                                                       child.error().message));
+    running->ranks.push_back(Rank{rank, std::move(*child), log_path, report_path, {}, {}, false});
+  }
+  running_.push_back(std::move(running));
 }
 
 schedule::RunnerWakeup ProcessTestRunner::wait() {
@@ -90,7 +128,8 @@ schedule::RunnerWakeup ProcessTestRunner::wait() {
     if (event.termination_signal) {
       // A second signal while stopping: no more grace.
       if (stopping_)
-        for (auto& running : running_) running->child.signal_group(SIGKILL);
+        for (auto& running : running_)
+          if (const auto* child = running->unreaped()) child->signal_group(SIGKILL);
       wakeup.interrupt_signal = event.termination_signal;
     }
   }
@@ -109,67 +148,151 @@ void ProcessTestRunner::stop_all() {
 }
 
 void ProcessTestRunner::reap() {
+  struct Owner {
+    RunningTest* test = nullptr;
+    Rank* rank = nullptr;
+  };
   const auto owner = [&](pid_t pid) {
-    return std::find_if(running_.begin(), running_.end(),
-                        [&](const auto& r) { return r->child.pid() == pid; });
+    for (auto& running : running_)
+      for (auto& rank : running->ranks)
+        if (rank.child.pid() == pid && !rank.child.exit()) return Owner{running.get(), &rank};
+    return Owner{};
   };
   const auto exits = process::reap_exited_children([&](pid_t pid) {
-    // The test is over once its main process is: end what it left behind
-    // while the group id is still reserved by the zombie.
-    if (auto it = owner(pid); it != running_.end())
-      (*it)->child.signal_group(SIGKILL);
+    // The test is over once its last rank is: end whatever its processes
+    // left behind while the group id is still held by this zombie.
+    const Owner found = owner(pid);
+    if (!found.test) return;
+    const auto left = std::count_if(found.test->ranks.begin(), found.test->ranks.end(),
+                                    [](const Rank& r) { return !r.child.exit(); });
+    if (left == 1) found.rank->child.signal_group(SIGKILL);
   });
+  const auto now = Clock::now();
   for (const auto& [pid, exit] : exits) {
-    auto it = owner(pid);
-    if (it == running_.end()) continue;  // not a test's main process
-    (*it)->child.mark_reaped(exit);
-    finished_.push_back(finish(**it));
-    running_.erase(it);
+    const Owner found = owner(pid);
+    if (!found.test) continue;  // not one of our ranks
+    found.rank->child.mark_reaped(exit);
+    found.rank->ended = now;
+    rank_ended(*found.test, *found.rank, now);
+  }
+  for (auto it = running_.begin(); it != running_.end();) {
+    if ((*it)->all_reaped()) {
+      finished_.push_back(finish(**it));
+      it = running_.erase(it);
+    } else {
+      ++it;
+    }
   }
 }
 
+void ProcessTestRunner::rank_ended(RunningTest& running, Rank& rank,
+                                   Clock::time_point now) {
+  rank.result = classify_rank(running, rank);
+  if (running.root_cause_rank || running.timed_out || running.interrupted) return;
+  if (!is_failure(rank.result->outcome)) return;
+  // The first failure is the root cause; the others get the grace period
+  // to finish on their own (or fail too), then are stopped.
+  running.root_cause_rank = rank.rank;
+  if (!running.all_reaped()) running.stop_at = now + options_.grace_period;
+}
+
 void ProcessTestRunner::terminate(RunningTest& running, Clock::time_point now) {
-  running.child.signal_group(SIGTERM);
+  if (const auto* child = running.unreaped()) child->signal_group(SIGTERM);
   running.kill_at = now + options_.grace_period;
 }
 
 void ProcessTestRunner::enforce_deadlines(Clock::time_point now) {
   for (auto& running : running_) {
-    if (!running->kill_at && now >= running->deadline) {
+    if (running->kill_at) {
+      if (now >= *running->kill_at)
+        if (const auto* child = running->unreaped()) child->signal_group(SIGKILL);
+    } else if (running->stop_at && now >= *running->stop_at) {
+      for (auto& rank : running->ranks) rank.stopped = !rank.child.exit();
+      terminate(*running, now);
+    } else if (now >= running->deadline) {
       running->timed_out = true;
       terminate(*running, now);
-    } else if (running->kill_at && now >= *running->kill_at) {
-      running->child.signal_group(SIGKILL);
     }
   }
 }
 
 ProcessTestRunner::Clock::time_point ProcessTestRunner::next_deadline() const {
   auto next = Clock::time_point::max();
-  for (const auto& running : running_)
-    next = std::min(next, running->kill_at.value_or(running->deadline));
+  for (const auto& running : running_) {
+    if (running->kill_at)
+      next = std::min(next, *running->kill_at);
+    else
+      next = std::min({next, running->deadline,
+                       running->stop_at.value_or(Clock::time_point::max())});
+  }
   return next;
 }
 
-schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
-  const auto tail = text::read_file_tail(running.log_path, kTailBytes);
+RankResult ProcessTestRunner::classify_rank(const RunningTest& running,
+                                            const Rank& rank) const {
+  const auto& test = running.test->test;
+  const auto tail = text::read_file_tail(rank.log_path, kTailBytes);
   std::optional<GtestVerdict> verdict;
-  if (std::filesystem::exists(running.report_path))
-    verdict = read_gtest_verdict(text::read_file(running.report_path),
-                                 running.test->test.name);
-  TestResult result = classify_gtest_test(
-      GtestProcessEnd{running.child.exit(), running.timed_out,
+  if (std::filesystem::exists(rank.report_path))
+    verdict = read_gtest_verdict(text::read_file(rank.report_path), test.name);
+  const bool stopped_by_us = running.timed_out || running.interrupted || rank.stopped;
+  const TestResult classified = classify_gtest_test(
+      GtestProcessEnd{rank.child.exit(), running.timed_out && stopped_by_us,
                       running.interrupted},
       verdict, tail.bytes);
+  RankResult result;
+  result.rank = rank.rank;
+  result.outcome = classified.outcome;
+  result.reason = classified.reason;
+  result.failures = classified.failures;
+  result.exit = rank.child.exit();
+  result.duration =
+      std::chrono::duration_cast<std::chrono::milliseconds>(rank.ended - running.started);
+  result.log_path = rank.log_path.string();
+  result.output_excerpt = text::keep_end_utf8(
+      gtest_test_output(tail.bytes, test.name, classified.failures), kExcerptBytes);
   if (result.outcome == Outcome::timed_out)
-    result.reason = fmt::format(
-        "after {}", config::format_duration(running.test->settings.timeout));
+    result.reason = fmt::format("after {}",
+                                config::format_duration(running.test->settings.timeout));
+  return result;
+}
+
+schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
+  TestResult result;
+  const int world = static_cast<int>(running.ranks.size());
+  for (auto& rank : running.ranks) {
+    RankResult rank_result = *rank.result;
+    // A rank stopped because another failed is not a root cause; say so.
+    if (rank.stopped && running.root_cause_rank && !running.timed_out &&
+        !running.interrupted) {
+      rank_result.outcome = Outcome::interrupted;
+      rank_result.reason = fmt::format("stopped after rank {} failed", *running.root_cause_rank);
+    }
+    result.ranks.push_back(std::move(rank_result));
+  }
+  std::optional<int> root_cause = running.root_cause_rank;
+  if (running.interrupted) {
+    result.outcome = Outcome::interrupted;
+  } else if (running.timed_out && !root_cause) {
+    result.outcome = Outcome::timed_out;
+  } else {
+    result.outcome = combined_outcome(result.ranks, root_cause);
+  }
+  if (root_cause) result.root_cause_rank = *root_cause;
+  const auto& lead = result.ranks[static_cast<std::size_t>(root_cause.value_or(0))];
+  result.reason = lead.reason;
+  if (world > 1 && root_cause && !result.reason.empty())
+    result.reason = fmt::format("rank {}: {}", *root_cause, result.reason);
+  else if (world > 1 && root_cause)
+    result.reason = fmt::format("rank {} failed first", *root_cause);
+  if (result.outcome == Outcome::interrupted)
+    result.reason = "stopped because the run was interrupted";
+  result.failures = lead.failures;
+  result.exit = lead.exit;
+  result.log_path = lead.log_path;
+  result.output_excerpt = lead.output_excerpt;
   result.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
       Clock::now() - running.started);
-  result.log_path = running.log_path.string();
-  result.output_excerpt = text::keep_end_utf8(
-      gtest_test_output(tail.bytes, running.test->test.name, result.failures),
-      kExcerptBytes);
   return schedule::Finished{running.assignment, std::move(result)};
 }
 

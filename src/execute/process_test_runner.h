@@ -1,6 +1,8 @@
-// The real TestRunner: one process group per test, output captured to the
-// test's log, the timeout enforced (SIGTERM to the group, a grace period,
-// SIGKILL), the result read from gtest's JSON report.
+// The real TestRunner: for a test with N ranks, N processes in one process
+// group of their own, each with the rank environment and its own log; the
+// timeout enforced on the whole group (SIGTERM, a grace period, SIGKILL);
+// once a rank fails, the others get the grace period to finish, then are
+// stopped; each rank's result read from its own gtest JSON report.
 #pragma once
 
 #include <chrono>
@@ -20,6 +22,9 @@ namespace ranktest::execute {
 struct RunnerOptions {
   config::Duration grace_period = std::chrono::seconds(5);
   bool capture_output = true;  // false: tests write to the runner's terminal
+  // Device kinds the machine has: every test is told which of each it may
+  // use, even none.
+  std::vector<std::string> inventory_kinds;
 };
 
 class ProcessTestRunner final : public schedule::TestRunner {
@@ -36,24 +41,39 @@ class ProcessTestRunner final : public schedule::TestRunner {
  private:
   using Clock = std::chrono::steady_clock;
 
+  struct Rank {
+    int rank = 0;
+    process::ChildProcess child;
+    std::filesystem::path log_path;     // empty when output is not captured
+    std::filesystem::path report_path;  // gtest's JSON report
+    Clock::time_point ended;            // set once reaped
+    std::optional<RankResult> result;   // set once reaped
+    bool stopped = false;  // still running when another rank's failure stopped it
+  };
+
   struct RunningTest {
     const select::PlannedTest* test = nullptr;
     schedule::Assignment assignment;
-    process::ChildProcess child;
+    std::vector<Rank> ranks;
     Clock::time_point started;
-    Clock::time_point deadline;               // the test's timeout
-    std::optional<Clock::time_point> kill_at;  // SIGTERM sent; SIGKILL then
+    Clock::time_point deadline;                // the test's timeout
+    std::optional<Clock::time_point> stop_at;  // a rank failed: stop the rest then
+    std::optional<Clock::time_point> kill_at;  // SIGTERM sent: SIGKILL then
+    std::optional<int> root_cause_rank;        // the first rank that failed
     bool timed_out = false;
     bool interrupted = false;
-    std::filesystem::path log_path;     // empty when output is not captured
-    std::filesystem::path report_path;  // gtest's JSON report
+
+    bool all_reaped() const;
+    const process::ChildProcess* unreaped() const;  // any rank still unreaped
   };
 
   void reap();
+  void rank_ended(RunningTest& running, Rank& rank, Clock::time_point now);
   void enforce_deadlines(Clock::time_point now);
   void terminate(RunningTest& running, Clock::time_point now);
   Clock::time_point next_deadline() const;
   schedule::Finished finish(RunningTest& running);
+  RankResult classify_rank(const RunningTest& running, const Rank& rank) const;
 
   const RunFolder& folder_;
   process::SignalWatch& signals_;

@@ -45,6 +45,18 @@ struct ProcessExit {
   bool core_dumped = false;
 };
 
+// How one rank (one of the processes the runner started for a test) ended.
+struct RankResult {
+  int rank = 0;
+  Outcome outcome = Outcome::error;
+  std::string reason;
+  std::vector<FailureMessage> failures;
+  std::optional<ProcessExit> exit;
+  std::chrono::milliseconds duration{0};
+  std::string log_path;
+  std::string output_excerpt;
+};
+
 struct TestResult {
   Outcome outcome = Outcome::error;
   // One line saying why, e.g. "SIGSEGV", "exit code 3 after gtest reported
@@ -58,6 +70,10 @@ struct TestResult {
   // printed between its "[ RUN ]" and result lines, less the failure
   // messages already in `failures`. Raw bytes; at most a few KiB.
   std::string output_excerpt;
+  // Every rank, by rank number; the fields above are the root cause's (or
+  // rank 0's when no rank failed). Empty when the test never started.
+  std::vector<RankResult> ranks;
+  int root_cause_rank = -1;  // the rank that failed first; -1 if none did
 };
 
 }  // namespace ranktest

@@ -57,7 +57,7 @@ Expected<ChildProcess> ChildProcess::spawn(const SpawnRequest& request) {
     sigaddset(&defaults, sig);
   posix_spawnattr_setsigmask(&setup.attributes, &none);
   posix_spawnattr_setsigdefault(&setup.attributes, &defaults);
-  posix_spawnattr_setpgroup(&setup.attributes, 0);
+  posix_spawnattr_setpgroup(&setup.attributes, request.process_group);
   posix_spawnattr_setflags(&setup.attributes,
                            POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
                                POSIX_SPAWN_SETPGROUP);
@@ -89,16 +89,19 @@ Expected<ChildProcess> ChildProcess::spawn(const SpawnRequest& request) {
   if (error != 0)
     return Error{fmt::format("cannot start '{}': {}", request.argv[0],
                              std::strerror(error))};
-  return ChildProcess(pid);
+  return ChildProcess(pid, request.process_group ? request.process_group : pid);
 }
 
 ChildProcess::ChildProcess(ChildProcess&& other) noexcept
-    : pid_(std::exchange(other.pid_, -1)), exit_(std::move(other.exit_)) {}
+    : pid_(std::exchange(other.pid_, -1)),
+      group_(other.group_),
+      exit_(std::move(other.exit_)) {}
 
 ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
   if (this != &other) {
     kill_and_reap();
     pid_ = std::exchange(other.pid_, -1);
+    group_ = other.group_;
     exit_ = std::move(other.exit_);
   }
   return *this;
@@ -107,14 +110,14 @@ ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
 ChildProcess::~ChildProcess() { kill_and_reap(); }
 
 void ChildProcess::signal_group(int signal) const {
-  if (pid_ > 0) ::kill(-pid_, signal);
+  if (pid_ > 0) ::kill(-group_, signal);
 }
 
 void ChildProcess::kill_and_reap() {
   if (pid_ <= 0) return;
   if (!exit_) {
-    // Not reaped yet, so the pid (and group id) cannot have been reused.
-    ::kill(-pid_, SIGKILL);
+    // Not reaped yet, so the group (which it belongs to) still exists.
+    ::kill(-group_, SIGKILL);
     int status = 0;
     while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }

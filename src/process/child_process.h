@@ -26,6 +26,9 @@ struct SpawnRequest {
   // to stdout_path.
   std::filesystem::path stdout_path;
   std::filesystem::path stderr_path;
+  // 0: the child leads a new process group. Else the group to join (the
+  // ranks of one test share their first rank's group).
+  pid_t process_group = 0;
 };
 
 class ChildProcess {
@@ -43,17 +46,20 @@ class ChildProcess {
   ~ChildProcess();
 
   pid_t pid() const { return pid_; }
-  // Sends `signal` to every process still in the child's group.
+  pid_t process_group() const { return group_; }
+  // Sends `signal` to every process still in the child's group. Safe while
+  // this child is unreaped: its group id cannot have been reused.
   void signal_group(int signal) const;
   // Records the exit that reap_exited_children() found for this pid.
   void mark_reaped(const ProcessExit& exit) { exit_ = exit; }
   const std::optional<ProcessExit>& exit() const { return exit_; }
 
  private:
-  explicit ChildProcess(pid_t pid) : pid_(pid) {}
+  ChildProcess(pid_t pid, pid_t group) : pid_(pid), group_(group) {}
   void kill_and_reap();
 
-  pid_t pid_ = -1;  // also the process group id; -1 once moved from
+  pid_t pid_ = -1;  // -1 once moved from
+  pid_t group_ = -1;
   std::optional<ProcessExit> exit_;  // set once reaped
 };
 
