@@ -1,6 +1,7 @@
 #include "app/list_command.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <nlohmann/json.hpp>
 
@@ -25,7 +26,11 @@ nlohmann::ordered_json test_json(const TestCase& test,
       {"value_param", utf8(test.value_param)},
       {"skip_reason", test.skip_reason ? nlohmann::ordered_json(*test.skip_reason)
                                        : nlohmann::ordered_json(nullptr)},
-      {"timeout_ms", settings.timeout.count()}};
+      {"timeout_ms", settings.timeout.count()},
+      {"ranks", settings.ranks},
+      {"devices", settings.devices},
+      {"exclusive", settings.exclusive},
+      {"labels", settings.labels}};
   if (test.location)
     json["location"] = {{"file", utf8(test.location->file)},
                         {"line", test.location->line}};
@@ -59,15 +64,21 @@ int list_command(const CommandLine& cli) {
   }
   std::size_t skipped = 0;
   for (const auto* test : selected) {
-    const auto timeout = select::resolve_settings(config, *test).timeout;
-    std::string notes;
+    const auto settings = select::resolve_settings(config, *test);
+    std::vector<std::string> notes;
     if (test->skip_reason) {
-      notes = fmt::format("  [skipped: {}]", *test->skip_reason);
+      notes.push_back(fmt::format("skipped: {}", *test->skip_reason));
       ++skipped;
-    } else if (timeout != config.timeout) {
-      notes = fmt::format("  [timeout {}]", config::format_duration(timeout));
     }
-    fmt::print("{}{}\n", text::terminal_safe(test->id), notes);
+    if (settings.ranks > 1) notes.push_back(fmt::format("ranks {}", settings.ranks));
+    for (const auto& [kind, count] : settings.devices)
+      notes.push_back(fmt::format("{} {}", kind, count));
+    if (settings.exclusive) notes.push_back("exclusive");
+    if (settings.timeout != config.timeout)
+      notes.push_back(fmt::format("timeout {}", config::format_duration(settings.timeout)));
+    for (const auto& label : settings.labels) notes.push_back("label " + label);
+    fmt::print("{}{}\n", text::terminal_safe(test->id),
+               notes.empty() ? "" : fmt::format("  [{}]", fmt::join(notes, ", ")));
   }
   fmt::print(stderr, "ranktest: {} test{} ({} skipped)\n", selected.size(),
              selected.size() == 1 ? "" : "s", skipped);

@@ -55,26 +55,35 @@ Json placement_json(const Placement& placement) {
           {"port", placement.port ? Json(placement.port) : Json(nullptr)}};
 }
 
+Json exit_json(const std::optional<ProcessExit>& exit) {
+  if (!exit) return nullptr;
+  return {{"code", exit->signaled ? Json(nullptr) : Json(exit->code)},
+          {"signal", exit->signaled ? Json(exit->signal) : Json(nullptr)},
+          {"core_dumped", exit->core_dumped}};
+}
+
 Json result_json(const TestResult& result) {
   Json failures = Json::array();
   for (const auto& failure : result.failures)
     failures.push_back({{"location", location_json(failure.location)},
                         {"message", utf8(failure.text)}});
-  Json exit = nullptr;
-  if (result.exit) {
-    exit = {{"code", result.exit->signaled ? Json(nullptr)
-                                           : Json(result.exit->code)},
-            {"signal", result.exit->signaled
-                           ? Json(result.exit->signal)
-                           : Json(nullptr)},
-            {"core_dumped", result.exit->core_dumped}};
-  }
+  Json ranks = Json::array();
+  for (const auto& rank : result.ranks)
+    ranks.push_back({{"rank", rank.rank},
+                     {"outcome", to_string(rank.outcome)},
+                     {"reason", utf8(rank.reason)},
+                     {"exit", exit_json(rank.exit)},
+                     {"duration_ms", rank.duration.count()},
+                     {"log", rank.log_path.empty() ? Json(nullptr) : Json(utf8(rank.log_path))}});
   return {{"outcome", to_string(result.outcome)},
           {"reason", utf8(result.reason)},
           {"failures", failures},
-          {"exit", exit},
+          {"exit", exit_json(result.exit)},
           {"duration_ms", result.duration.count()},
           {"output_excerpt", utf8(result.output_excerpt)},
+          {"root_cause_rank", result.root_cause_rank >= 0 ? Json(result.root_cause_rank)
+                                                          : Json(nullptr)},
+          {"ranks", ranks},
           {"log", result.log_path.empty() ? Json(nullptr)
                                           : Json(utf8(result.log_path))}};
 }

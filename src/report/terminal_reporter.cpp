@@ -7,6 +7,7 @@
 
 #include "config/duration.h"
 #include "model/overloaded.h"
+#include "report/rank_output.h"
 #include "text/file_tail.h"
 #include "text/sanitize.h"
 
@@ -90,7 +91,10 @@ void TerminalReporter::on(const events::TestFinished& event) {
   const TestResult& result = event.result;
   const std::string id = shown(event.test.id);
   if (result.outcome == Outcome::not_run) {
-    not_run_reason_ = result.reason;
+    auto it = std::find_if(not_run_reasons_.begin(), not_run_reasons_.end(),
+                           [&](const auto& entry) { return entry.first == result.reason; });
+    if (it == not_run_reasons_.end()) not_run_reasons_.emplace_back(result.reason, 1);
+    else ++it->second;
     return;
   }
   const std::string time =
@@ -117,6 +121,20 @@ void TerminalReporter::on(const events::TestFinished& event) {
 
 void TerminalReporter::print_failure_block(const events::TestFinished& event) {
   const TestResult& result = event.result;
+  const bool many_ranks = result.ranks.size() > 1;
+  if (many_ranks) {
+    // Every rank's ending on one line, then the root cause's details.
+    std::string summary;
+    for (const auto& rank : result.ranks) {
+      summary += fmt::format("{}{} {}", summary.empty() ? "" : "; ", rank.rank,
+                             to_string(rank.outcome));
+      if (!rank.reason.empty() && rank.outcome != Outcome::passed)
+        summary += " (" + rank.reason + ")";
+    }
+    fmt::print(out_, "{}ranks: {}\n", kIndent, shown(summary));
+    if (result.root_cause_rank >= 0)
+      fmt::print(out_, "{}rank {} failed first:\n", kIndent, result.root_cause_rank);
+  }
   for (const auto& failure : result.failures) {
     std::string text = failure.text;
     while (!text.empty() && text.back() == '\n') text.pop_back();
@@ -131,14 +149,33 @@ void TerminalReporter::print_failure_block(const events::TestFinished& event) {
   }
   const auto lines = text::last_lines(result.output_excerpt, options_.tail_lines);
   if (!lines.empty()) {
-    fmt::print(out_, "{}output{}:\n", kIndent,
+    fmt::print(out_, "{}output{}{}:\n", kIndent,
+               many_ranks ? fmt::format(" of rank {}", std::max(0, result.root_cause_rank))
+                          : std::string(),
                lines.size() == options_.tail_lines
                    ? fmt::format(", last {} lines", lines.size())
                    : std::string());
     for (auto line : lines) fmt::print(out_, "{}| {}\n", kIndent, shown(line));
   }
-  if (!result.log_path.empty())
-    fmt::print(out_, "{}log: {}\n", kIndent, shown(display_path(result.log_path)));
+  if (many_ranks) {
+    std::vector<std::pair<int, std::string_view>> others;
+    for (const auto& rank : result.ranks)
+      if (rank.rank != std::max(0, result.root_cause_rank))
+        others.emplace_back(rank.rank, rank.output_excerpt);
+    auto merged = merge_rank_outputs(others);
+    if (merged.size() > options_.tail_lines)
+      merged.erase(merged.begin(), merged.end() - static_cast<long>(options_.tail_lines));
+    if (!merged.empty()) {
+      fmt::print(out_, "{}output of the other ranks:\n", kIndent);
+      for (const auto& line : merged) fmt::print(out_, "{}| {}\n", kIndent, shown(line));
+    }
+  }
+  if (!result.log_path.empty()) {
+    const std::string log = display_path(result.log_path);
+    fmt::print(out_, "{}log{}: {}\n", kIndent, many_ranks ? "s" : "",
+               shown(many_ranks ? std::filesystem::path(log).parent_path().string() + "/"
+                                : log));
+  }
   fmt::print(out_, "{}rerun: {} --exact {}\n", kIndent, options_.rerun_command,
              shell_quote(event.test.id));
 }
@@ -164,9 +201,9 @@ void TerminalReporter::on(const events::RunFinished& event) {
   if (counts.interrupted)
     fmt::print(out_, "ranktest: {} test{} interrupted\n", counts.interrupted,
                counts.interrupted == 1 ? "" : "s");
-  if (counts.not_run)
-    fmt::print(out_, "ranktest: {} test{} not run: {}\n", counts.not_run,
-               counts.not_run == 1 ? "" : "s", not_run_reason_);
+  for (const auto& [reason, count] : not_run_reasons_)
+    fmt::print(out_, "ranktest: {} test{} not run: {}\n", count, count == 1 ? "" : "s",
+               shown(reason));
   fmt::print(out_, "ranktest: {} passed, {} failed, {} skipped\n", counts.passed,
              counts.failed, counts.skipped);
 }

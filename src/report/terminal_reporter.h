@@ -42,7 +42,8 @@ class TerminalReporter final : public events::Reporter {
   std::FILE* out_;
   TerminalOptions options_;
   std::vector<NotPassed> not_passed_;
-  std::string not_run_reason_;
+  // Why tests were not run, with how many, in the order first seen.
+  std::vector<std::pair<std::string, std::size_t>> not_run_reasons_;
 };
 
 // 'text' quoted for a POSIX shell.

@@ -1,0 +1,66 @@
+#include "execute/rank_environment.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "report/rank_output.h"
+
+namespace ranktest {
+namespace {
+
+std::map<std::string, std::string> as_map(const execute::Environment& env) {
+  return {env.begin(), env.end()};
+}
+
+TEST(RankEnvironment, TheContractOfDesignMd) {
+  schedule::Grant grant;
+  grant.port = 20007;
+  grant.devices["cuda"] = {"2", "3"};
+  const auto env = as_map(execute::rank_environment(grant, 1, 2, {"cuda", "tpu"}));
+  EXPECT_EQ(env.at("RANK"), "1");
+  EXPECT_EQ(env.at("WORLD_SIZE"), "2");
+  EXPECT_EQ(env.at("LOCAL_RANK"), "1");
+  EXPECT_EQ(env.at("LOCAL_WORLD_SIZE"), "2");
+  EXPECT_EQ(env.at("MASTER_ADDR"), "127.0.0.1");
+  EXPECT_EQ(env.at("MASTER_PORT"), "20007");
+  EXPECT_EQ(env.at("CUDA_VISIBLE_DEVICES"), "3");  // rank 1's half
+  EXPECT_EQ(env.at("TPU_VISIBLE_CHIPS"), "");      // none granted: none visible
+  EXPECT_EQ(env.at("RANKTEST_DEVICES"), "cuda:3");
+}
+
+TEST(RankEnvironment, UnevenGrantsAreSeenWholeByEveryRank) {
+  EXPECT_EQ(execute::rank_share({"0", "1", "2"}, 1, 2),
+            (std::vector<std::string>{"0", "1", "2"}));
+  EXPECT_EQ(execute::rank_share({"0", "1", "2", "3"}, 1, 2),
+            (std::vector<std::string>{"2", "3"}));
+  schedule::Grant grant;
+  grant.devices["cpu-sim"] = {"0", "1", "2", "3"};
+  grant.devices["hip"] = {"5"};
+  const auto env = as_map(execute::rank_environment(grant, 0, 1, {}));
+  EXPECT_NE(env.at("XLA_FLAGS").find("--xla_force_host_platform_device_count=4"),
+            std::string::npos);
+  EXPECT_EQ(env.at("HIP_VISIBLE_DEVICES"), "5");
+  EXPECT_EQ(env.at("ROCR_VISIBLE_DEVICES"), "5");
+  EXPECT_EQ(env.at("RANKTEST_DEVICES"), "cpu-sim:0,cpu-sim:1,cpu-sim:2,cpu-sim:3,hip:5");
+  EXPECT_EQ(env.count("MASTER_PORT"), 0u);
+}
+
+TEST(RankOutput, RankSetsCollapseRuns) {
+  EXPECT_EQ(report::format_ranks({3, 0, 1, 2, 7, 5, 6}), "0-3,5-7");
+  EXPECT_EQ(report::format_ranks({4}), "4");
+  EXPECT_EQ(report::format_ranks({0, 2}), "0,2");
+}
+
+TEST(RankOutput, IdenticalLinesAcrossRanksArePrintedOnce) {
+  const auto merged = report::merge_rank_outputs(
+      {{0, "loading\nwaiting\nwaiting\nwaiting\n"},
+       {1, "loading\nwaiting\nwaiting\nwaiting\n"},
+       {2, "loading\nconnection refused\n"}});
+  EXPECT_EQ(merged, (std::vector<std::string>{"[ranks 0-2] loading",
+                                              "[ranks 0-1] waiting  [×3]",
+                                              "[rank 2] connection refused"}));
+}
+
+}  // namespace
+}  // namespace ranktest
