@@ -147,7 +147,10 @@ void TerminalReporter::print_failure_block(const events::TestFinished& event) {
     }
     if (first && !location.empty()) fmt::print(out_, "{}{}\n", kIndent, location);
   }
-  const auto lines = text::last_lines(result.output_excerpt, options_.tail_lines);
+  // With no root cause (a timeout, say) no rank comes first: all are merged.
+  const bool lead_first = !many_ranks || result.root_cause_rank >= 0;
+  const auto lines = lead_first ? text::last_lines(result.output_excerpt, options_.tail_lines)
+                                : std::vector<std::string_view>{};
   if (!lines.empty()) {
     fmt::print(out_, "{}output{}{}:\n", kIndent,
                many_ranks ? fmt::format(" of rank {}", std::max(0, result.root_cause_rank))
@@ -160,13 +163,13 @@ void TerminalReporter::print_failure_block(const events::TestFinished& event) {
   if (many_ranks) {
     std::vector<std::pair<int, std::string_view>> others;
     for (const auto& rank : result.ranks)
-      if (rank.rank != std::max(0, result.root_cause_rank))
+      if (!lead_first || rank.rank != result.root_cause_rank)
         others.emplace_back(rank.rank, rank.output_excerpt);
     auto merged = merge_rank_outputs(others);
     if (merged.size() > options_.tail_lines)
       merged.erase(merged.begin(), merged.end() - static_cast<long>(options_.tail_lines));
     if (!merged.empty()) {
-      fmt::print(out_, "{}output of the other ranks:\n", kIndent);
+      fmt::print(out_, "{}output of {} ranks:\n", kIndent, lead_first ? "the other" : "all");
       for (const auto& line : merged) fmt::print(out_, "{}| {}\n", kIndent, shown(line));
     }
   }
