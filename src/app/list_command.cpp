@@ -80,6 +80,7 @@ int list_command(const CommandLine& cli) {
     fmt::print("{}{}\n", text::terminal_safe(test->id),
                notes.empty() ? "" : fmt::format("  [{}]", fmt::join(notes, ", ")));
   }
+  std::fflush(stdout);
   fmt::print(stderr, "ranktest: {} test{} ({} skipped)\n", selected.size(),
              selected.size() == 1 ? "" : "s", skipped);
   return to_int(ExitCode::success);
