@@ -1,45 +1,86 @@
-// A distributed test suite: ranktest starts every test as 4 ranks (see
-// examples/ranktest.toml), which rendezvous at MASTER_ADDR:MASTER_PORT and
-// sum values across ranks.
+// A distributed test suite on Gloo (Debian's libgloo-dev): ranktest starts
+// every test as 4 ranks (see examples/ranktest.toml); they rendezvous
+// through a file store in the run folder, connect over TCP and run real
+// collectives.
+#include <gloo/allreduce_ring.h>
+#include <gloo/barrier_all_to_one.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/file_store.h>
+#include <gloo/rendezvous/prefix_store.h>
+#include <gloo/transport/tcp/device.h>
 #include <gtest/gtest.h>
-#include <ranktest/tcp_group.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
 #include <thread>
+#include <vector>
 
 namespace {
 
-using ranktest::TcpGroup;
-
-TEST(Collective, AllReduceAddsEveryRanksGradient) {
-  TcpGroup group;
-  const long gradient = 10 * (group.rank() + 1);
-  EXPECT_EQ(group.all_reduce_sum(gradient), 100);  // 10 + 20 + 30 + 40
+int env_int(const char* name, int fallback) {
+  const char* value = std::getenv(name);
+  return value && *value ? std::atoi(value) : fallback;
 }
 
-// Rank 2 reads a corrupt shard and fails; the other ranks wait for it in
-// the barrier until ranktest stops them.
+std::string env_string(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
+// Joins the test's process group: the store's keys are prefixed with the
+// test id and attempt, so tests running at once never meet each other.
+std::shared_ptr<gloo::rendezvous::Context> join_group() {
+  gloo::transport::tcp::attr attr;
+  attr.hostname = "127.0.0.1";
+  auto device = gloo::transport::tcp::CreateDevice(attr);
+  const std::string folder = env_string("RANKTEST_RUN_DIR") + "/gloo-store";
+  std::filesystem::create_directories(folder);
+  gloo::rendezvous::FileStore store(folder);
+  gloo::rendezvous::PrefixStore prefix(
+      env_string("RANKTEST_TEST_ID") + "#" + env_string("RANKTEST_ATTEMPT"), store);
+  auto context = std::make_shared<gloo::rendezvous::Context>(env_int("RANK", 0),
+                                                             env_int("WORLD_SIZE", 1));
+  context->setTimeout(std::chrono::seconds(60));
+  context->connectFullMesh(prefix, device);
+  return context;
+}
+
+TEST(Collective, AllReduceAddsEveryRanksGradient) {
+  auto context = join_group();
+  std::vector<float> gradient(1024, 10.0f * static_cast<float>(context->rank + 1));
+  std::vector<float*> buffers{gradient.data()};
+  gloo::AllreduceRing<float> allreduce(context, buffers, static_cast<int>(gradient.size()));
+  allreduce.run();
+  EXPECT_EQ(gradient.front(), 100.0f);  // 10 + 20 + 30 + 40
+  EXPECT_EQ(gradient.back(), 100.0f);
+}
+
+// Rank 2 reads a corrupt shard and fails before it joins; the other ranks
+// wait for it at the rendezvous until ranktest stops them.
 TEST(Collective, EveryRankLoadsItsShard) {
-  const int rank = ranktest::env_int("RANK", 0);
+  const int rank = env_int("RANK", 0);
   std::printf("rank %d: loading shard %d\n", rank, rank);
   std::fflush(stdout);
   const int checksum = rank == 2 ? 0xBAD : 0x600D;
   ASSERT_EQ(checksum, 0x600D) << "shard " << rank << " is corrupt";
-  TcpGroup group;
-  group.barrier();
+  auto context = join_group();
+  gloo::BarrierAllToOne(context).run();
 }
 
-// Rank 3 skips the collective (a bug in its control flow): everyone else
-// waits forever, and the timeout catches it.
+// Rank 3 skips the barrier (a bug in its control flow): everyone else waits
+// in it, and the timeout catches the hang.
 TEST(Collective, EveryRankJoinsTheBarrier) {
-  if (ranktest::env_int("RANK", 0) == 3) {
+  auto context = join_group();
+  if (context->rank == 3) {
     std::puts("rank 3: nothing to do, skipping the barrier");
     std::fflush(stdout);
     for (;;) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  TcpGroup group;
-  group.barrier();
+  gloo::BarrierAllToOne(context).run();
 }
 
 }  // namespace
