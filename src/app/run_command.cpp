@@ -7,6 +7,7 @@
 #include "app/prepare.h"
 #include "events/dispatcher.h"
 #include "events/journal.h"
+#include "events/previous_durations.h"
 #include "execute/process_test_runner.h"
 #include "execute/run_folder.h"
 #include "report/junit_reporter.h"
@@ -119,9 +120,9 @@ int run_command(const CommandLine& cli) {
   if (auto* failure = std::get_if<Failure>(&discovered)) return fail(*failure);
   const auto inventory = schedule::merge_inventory(
       config.devices, schedule::detect_devices("/dev"));
-  const auto plan = select::plan_tests(std::get<std::vector<TestCase>>(discovered),
-                                       cli.selection, config,
-                                       schedule::device_counts(inventory));
+  auto plan = select::plan_tests(std::get<std::vector<TestCase>>(discovered),
+                                 cli.selection, config, schedule::device_counts(inventory));
+  select::order_longest_first(plan.to_run, events::previous_durations(config.state_dir));
 
   if (plan.to_run.empty() && plan.to_skip.empty() && plan.cannot_run.empty() &&
       cli.no_tests != NoTestsPolicy::pass) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "text/glob.h"
@@ -79,6 +80,17 @@ TestPlan plan_tests(const std::vector<TestCase>& tests,
     }
   }
   return plan;
+}
+
+void order_longest_first(std::vector<PlannedTest>& tests,
+                         const std::map<std::string, config::Duration>& expected) {
+  const auto key = [&](const PlannedTest& test) {
+    const auto it = expected.find(test.test.id);
+    return it == expected.end() ? config::Duration::max() : it->second;
+  };
+  std::stable_sort(tests.begin(), tests.end(), [&](const auto& a, const auto& b) {
+    return key(a) > key(b);
+  });
 }
 
 }  // namespace ranktest::select

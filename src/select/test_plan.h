@@ -56,4 +56,10 @@ TestPlan plan_tests(const std::vector<TestCase>& tests,
                     const Selection& selection, const config::Config& config,
                     const std::map<std::string, int>& capacity = {});
 
+// Longest expected first, so a long test does not start last and stretch
+// the run: tests with a known duration by it, descending; tests never timed
+// before them all (they may be long). Stable otherwise.
+void order_longest_first(std::vector<PlannedTest>& tests,
+                         const std::map<std::string, config::Duration>& expected);
+
 }  // namespace ranktest::select

@@ -81,3 +81,28 @@ TEST(Selection, EachFilterFlagTakesOneValue) {
 
 }  // namespace
 }  // namespace ranktest::testing
+
+namespace ranktest::testing {
+namespace {
+
+TEST(Selection, TheLongestTestOfThePreviousRunStartsFirst) {
+  Workdir dir;
+  const std::vector<std::string> args{"run", fixture("outcomes"), "-j", "1", "--timeout",
+                                      "500ms", "--filter", "Outcomes.Passes",
+                                      "--filter", "Outcomes.LoopsForever"};
+  const auto started_order = [](const Invocation& run) {
+    std::vector<std::string> order;
+    for (const auto& event : run.events())
+      if (event["event"] == "test-started") order.push_back(event["test"]["name"]);
+    return order;
+  };
+  const auto first = run_ranktest(dir, args);
+  EXPECT_EQ(started_order(first),
+            (std::vector<std::string>{"Outcomes.Passes", "Outcomes.LoopsForever"}));
+  const auto second = run_ranktest(dir, args);
+  EXPECT_EQ(started_order(second),
+            (std::vector<std::string>{"Outcomes.LoopsForever", "Outcomes.Passes"}));
+}
+
+}  // namespace
+}  // namespace ranktest::testing

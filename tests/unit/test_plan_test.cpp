@@ -77,5 +77,18 @@ TEST(Plan, TestsNeedingMoreDevicesThanExistAreReportedNotDropped) {
   EXPECT_EQ(none.cannot_run[0].reason, "needs 8 tpu, inventory has 0");
 }
 
+TEST(Plan, LongestExpectedFirstWithUnknownTestsAhead) {
+  std::vector<PlannedTest> tests;
+  for (const char* name : {"A.Short", "A.New", "A.Long", "A.Middle", "A.Newer"})
+    tests.push_back(PlannedTest{make_test(name), {}});
+  order_longest_first(tests, {{"bin::A.Short", std::chrono::milliseconds(10)},
+                              {"bin::A.Long", std::chrono::seconds(30)},
+                              {"bin::A.Middle", std::chrono::seconds(2)}});
+  std::vector<std::string> order;
+  for (const auto& test : tests) order.push_back(test.test.name);
+  EXPECT_EQ(order, (std::vector<std::string>{"A.New", "A.Newer", "A.Long", "A.Middle",
+                                             "A.Short"}));
+}
+
 }  // namespace
 }  // namespace ranktest::select
