@@ -66,6 +66,9 @@ int main(int argc, char** argv) {
   run->add_flag("--no-capture", cli.no_capture,
                 "let tests write to the terminal (runs one at a time)");
   run->add_option("--junit", cli.junit, "write a JUnit XML report to PATH");
+  run->add_option("--devices", cli.devices,
+                  "KIND=ID,ID: use these devices of a kind (repeatable)")
+      ->allow_extra_args(false);
   run->add_option("--state-dir", cli.state_dir,
                   "where run folders go (default: .ranktest)");
   std::string no_tests = "fail";

@@ -25,6 +25,9 @@ struct CommandLine {
   bool no_capture = false;
   std::optional<std::filesystem::path> junit;
   std::optional<std::filesystem::path> state_dir;
+  // --devices KIND=ID,ID: replaces the inventory of that kind (the rerun
+  // hint uses it to give a test the devices it had).
+  std::vector<std::string> devices;
   NoTestsPolicy no_tests = NoTestsPolicy::fail;
   ListFormat list_format = ListFormat::text;
 };

@@ -43,6 +43,21 @@ std::variant<config::Config, Failure> load_configuration(const CommandLine& cli)
   if (cli.fail_fast) config.fail_fast = true;
   if (cli.junit) config.junit = *cli.junit;
   if (cli.state_dir) config.state_dir = *cli.state_dir;
+  for (const auto& spec : cli.devices) {
+    const auto equals = spec.find('=');
+    if (equals == std::string::npos || equals == 0)
+      return Failure{ExitCode::usage_error,
+                     fmt::format("--devices {}: write KIND=ID,ID, e.g. --devices cuda=0,1",
+                                 spec)};
+    auto& ids = config.devices[spec.substr(0, equals)];
+    ids.clear();
+    std::string_view rest = std::string_view(spec).substr(equals + 1);
+    while (!rest.empty()) {
+      const auto comma = rest.find(',');
+      if (comma != 0) ids.emplace_back(rest.substr(0, comma));
+      rest.remove_prefix(comma == std::string_view::npos ? rest.size() : comma + 1);
+    }
+  }
   if (config.jobs <= 0) config.jobs = available_cpus();
   if (cli.no_capture) config.jobs = 1;  // interleaved output is unreadable
 

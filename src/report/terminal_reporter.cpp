@@ -1,6 +1,7 @@
 #include "report/terminal_reporter.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -179,7 +180,12 @@ void TerminalReporter::print_failure_block(const events::TestFinished& event) {
                shown(many_ranks ? std::filesystem::path(log).parent_path().string() + "/"
                                 : log));
   }
-  fmt::print(out_, "{}rerun: {} --exact {}\n", kIndent, options_.rerun_command,
+  // The same devices again, so a device-specific failure reproduces.
+  std::string devices;
+  for (const auto& [kind, ids] : event.placement.devices)
+    if (!ids.empty())
+      devices += " --devices " + shell_quote(kind + "=" + fmt::format("{}", fmt::join(ids, ",")));
+  fmt::print(out_, "{}rerun: {}{} --exact {}\n", kIndent, options_.rerun_command, devices,
              shell_quote(event.test.id));
 }
 

@@ -46,6 +46,7 @@ TEST(TerminalReporter, QuietForPassesPreciseForFailures) {
   reporter.report(failure);
   auto crash = finished("A.Crashes", Outcome::crashed);
   crash.result.reason = "SIGSEGV";
+  crash.placement.devices["cuda"] = {"2", "3"};
   reporter.report(crash);
   events::RunFinished end;
   end.counts.passed = 1;
@@ -64,6 +65,8 @@ TEST(TerminalReporter, QuietForPassesPreciseForFailures) {
                       "      rerun: ranktest run -c x.toml --exact bin::A.Fails\n"),
             std::string::npos) << text;
   EXPECT_NE(text.find("   CRASH [   0.000s] bin::A.Crashes (SIGSEGV)\n"), std::string::npos);
+  EXPECT_NE(text.find("rerun: ranktest run -c x.toml --devices cuda=2,3 --exact bin::A.Crashes\n"),
+            std::string::npos) << text;
   EXPECT_NE(text.find("ranktest: did not pass:\n"
                       "    FAIL bin::A.Fails    a.cpp:9\n"
                       "   CRASH bin::A.Crashes  SIGSEGV\n"),
