@@ -42,8 +42,8 @@ void Workdir::write(const std::string& name, const std::string& content) const {
 }
 
 Invocation run_ranktest(const Workdir& workdir,
-                        const std::vector<std::string>& args,
-                        int signal_after_ms, int signal) {
+                        const std::vector<std::string>& args, int signal,
+                        const std::function<bool()>& ready) {
   Invocation result;
   result.workdir = workdir.path();
   const auto out_path = workdir.path() / "ranktest.stdout";
@@ -63,8 +63,10 @@ Invocation run_ranktest(const Workdir& workdir,
     execv(RANKTEST_BINARY, argv.data());
     _exit(127);
   }
-  if (signal_after_ms > 0) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(signal_after_ms));
+  if (signal != 0) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (ready && !ready() && std::chrono::steady_clock::now() < give_up)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     kill(pid, signal);
   }
   int status = 0;

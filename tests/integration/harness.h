@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <set>
 #include <nlohmann/json.hpp>
@@ -39,11 +40,12 @@ class Workdir {
   std::filesystem::path path_;
 };
 
-// Runs `ranktest <args>` in `workdir`; `signal_after` > 0 sends `signal`
-// to ranktest that many milliseconds after it starts.
+// Runs `ranktest <args>` in `workdir`. With `signal` set, sends it to
+// ranktest as soon as `ready` returns true (polled every 20 ms, for at most
+// 60 s), so a test does not depend on how fast a loaded machine is.
 Invocation run_ranktest(const Workdir& workdir,
-                        const std::vector<std::string>& args,
-                        int signal_after_ms = 0, int signal = 0);
+                        const std::vector<std::string>& args, int signal = 0,
+                        const std::function<bool()>& ready = {});
 
 std::string read_file(const std::filesystem::path& path);
 

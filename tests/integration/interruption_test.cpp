@@ -10,10 +10,16 @@ namespace {
 
 TEST(Interruption, SigtermStopsTestsAndWritesReports) {
   Workdir dir;
+  // Signal once the looping test has started (Passes runs before it).
+  const auto journal = dir.path() / ".ranktest" / "runs" / "latest" / "events.jsonl";
   const auto run = run_ranktest(
       dir, {"run", fixture("outcomes"), "--filter", "Outcomes.LoopsForever",
             "--filter", "Outcomes.Passes", "-j", "1", "--junit", "junit.xml"},
-      1500, SIGTERM);
+      SIGTERM, [&] {
+        const auto text = read_file(journal);
+        return text.find("\"test-started\",\"run_id\"") != std::string::npos &&
+               text.find("Outcomes.LoopsForever") != std::string::npos;
+      });
   EXPECT_EQ(run.exit_code, 143) << run.out << run.err;
   const auto finished = run.finished();
   EXPECT_EQ(finished.at("fixture_outcomes::Outcomes.LoopsForever")["result"]["outcome"],
