@@ -235,10 +235,10 @@ RankResult ProcessTestRunner::classify_rank(const RunningTest& running,
   std::optional<GtestVerdict> verdict;
   if (std::filesystem::exists(rank.report_path))
     verdict = read_gtest_verdict(text::read_file(rank.report_path), test.name);
-  const bool stopped_by_us = running.timed_out || running.interrupted || rank.stopped;
+  // A rank stopped after another's failure is classified by how it ended
+  // here; finish() then reports it as stopped.
   const TestResult classified = classify_gtest_test(
-      GtestProcessEnd{rank.child.exit(), running.timed_out && stopped_by_us,
-                      running.interrupted},
+      GtestProcessEnd{rank.child.exit(), running.timed_out, running.interrupted},
       verdict, tail.bytes);
   RankResult result;
   result.rank = rank.rank;
