@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 #include <signal.h>
 
+#include <filesystem>
+
 
 #include "app/exit_code.h"
 #include "app/list_command.h"
 #include "app/options.h"
+#include "app/report_command.h"
 #include "app/run_command.h"
 #include "config/duration.h"
 
@@ -82,6 +85,13 @@ int main(int argc, char** argv) {
   list->add_option("--format", list_format, "text or json")
       ->check(CLI::IsMember({"text", "json"}));
 
+  auto* report = app.add_subcommand(
+      "report", "rebuild the summary (and --junit) of a stored run from its journal");
+  std::filesystem::path report_dir;
+  report->add_option("run-dir", report_dir, "a run folder, e.g. .ranktest/runs/latest")
+      ->required();
+  report->add_option("--junit", cli.junit, "write a JUnit XML report to PATH");
+
   try {
     app.parse(argc, argv);
     cli.no_tests = no_tests == "warn"   ? ranktest::app::NoTestsPolicy::warn
@@ -103,6 +113,7 @@ int main(int argc, char** argv) {
 
   try {
     if (run->parsed()) return ranktest::app::run_command(cli);
+    if (report->parsed()) return ranktest::app::report_command(cli, report_dir);
     return ranktest::app::list_command(cli);
   } catch (const std::exception& error) {
     fmt::print(stderr, "ranktest: internal error: {}\n", error.what());

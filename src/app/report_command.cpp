@@ -1,0 +1,99 @@
+#include "app/report_command.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <map>
+
+#include "app/exit_code.h"
+#include "events/dispatcher.h"
+#include "events/event_json.h"
+#include "model/overloaded.h"
+#include "report/junit_reporter.h"
+#include "report/terminal_reporter.h"
+
+namespace ranktest::app {
+namespace {
+
+constexpr std::string_view kRunnerDied = "runner died";
+
+std::vector<events::Event> read_journal(std::ifstream& journal) {
+  std::vector<events::Event> events;
+  for (std::string line; std::getline(journal, line);) {
+    const auto json = nlohmann::json::parse(line, nullptr, false);
+    if (json.is_discarded()) continue;  // the line the killed runner was writing
+    if (auto event = events::event_from_json(json)) events.push_back(std::move(*event));
+  }
+  return events;
+}
+
+}  // namespace
+
+int report_command(const CommandLine& cli, const std::filesystem::path& run_dir) {
+  const auto path = run_dir / "events.jsonl";
+  std::ifstream journal(path);
+  if (!journal) {
+    fmt::print(stderr, "ranktest: error: {}: cannot read the journal; give a run folder "
+               "such as .ranktest/runs/latest\n", path.string());
+    return to_int(ExitCode::usage_error);
+  }
+  const auto journal_events = read_journal(journal);
+  if (journal_events.empty() ||
+      !std::holds_alternative<events::RunStarted>(journal_events.front())) {
+    fmt::print(stderr, "ranktest: error: {}: no run-started event; the file is not a "
+               "ranktest journal or is empty\n", path.string());
+    return to_int(ExitCode::usage_error);
+  }
+
+  events::Dispatcher dispatcher(stderr);
+  dispatcher.add(std::make_unique<report::TerminalReporter>(
+      stdout, report::TerminalOptions{cli.program + " run"}));
+  if (cli.junit) dispatcher.add(std::make_unique<report::JunitReporter>(*cli.junit));
+
+  // Replay everything but the end; remember what started and never finished.
+  const auto& started = std::get<events::RunStarted>(journal_events.front());
+  std::map<std::pair<std::string, int>, events::TestStarted> unfinished;
+  std::optional<events::RunFinished> end;
+  events::Counts counts;
+  events::TimePoint last = started.time;
+  for (const auto& event : journal_events) {
+    std::visit(Overloaded{
+                   [&](const events::RunStarted&) { dispatcher.dispatch(event); },
+                   [&](const events::TestStarted& e) {
+                     unfinished[{e.test.id, e.attempt}] = e;
+                     last = e.time;
+                     dispatcher.dispatch(event);
+                   },
+                   [&](const events::TestFinished& e) {
+                     unfinished.erase({e.test.id, e.attempt});
+                     counts.add(e.result.outcome);
+                     last = e.time;
+                     dispatcher.dispatch(event);
+                   },
+                   [&](const events::RunFinished& e) { end = e; }},
+               event);
+  }
+  for (const auto& [key, e] : unfinished) {
+    TestResult result;
+    result.outcome = Outcome::not_run;
+    result.reason = std::string(kRunnerDied);
+    counts.add(result.outcome);
+    dispatcher.dispatch(events::TestFinished{e.run_id, last, e.test, e.attempt,
+                                             e.placement, result});
+  }
+  const bool runner_died = !end || !unfinished.empty();
+  if (runner_died) {
+    end = events::RunFinished{started.run_id, last, counts,
+                              std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  last - started.time),
+                              std::string(kRunnerDied), to_int(ExitCode::tests_failed)};
+    fmt::print(stderr, "ranktest: warning: the runner of {} died before the run ended; "
+               "tests it had not finished are reported not-run\n", started.run_id);
+  }
+  dispatcher.dispatch(*end);
+  if (!dispatcher.failures().empty()) return to_int(ExitCode::internal_error);
+  if (runner_died || end->counts.failed > 0) return to_int(ExitCode::tests_failed);
+  return to_int(ExitCode::success);
+}
+
+}  // namespace ranktest::app

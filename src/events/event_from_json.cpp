@@ -1,0 +1,144 @@
+#include <ctime>
+#include <iomanip>
+#include <sstream>
+
+#include "events/event_json.h"
+
+namespace ranktest::events {
+namespace {
+
+using Json = nlohmann::json;
+
+std::string text(const Json& json, const char* key) {
+  const auto it = json.find(key);
+  return it != json.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+long number(const Json& json, const char* key, long fallback = 0) {
+  const auto it = json.find(key);
+  return it != json.end() && it->is_number_integer() ? it->get<long>() : fallback;
+}
+
+// "2026-12-02T14:03:12.345Z"
+TimePoint parse_time(const std::string& value) {
+  std::tm tm{};
+  std::istringstream in(value);
+  in >> std::get_time(&tm, "%Y-%m-%dT%H:%M:%S");
+  if (in.fail()) return {};
+  int ms = 0;
+  if (in.peek() == '.') {
+    in.get();
+    in >> ms;
+  }
+  return std::chrono::system_clock::from_time_t(timegm(&tm)) + std::chrono::milliseconds(ms);
+}
+
+std::optional<SourceLocation> location_of(const Json& json) {
+  if (!json.is_object()) return std::nullopt;
+  return SourceLocation{text(json, "file"), static_cast<int>(number(json, "line"))};
+}
+
+TestInfo test_of(const Json& json) {
+  if (!json.is_object()) return {};
+  return TestInfo{text(json, "id"), text(json, "name"), text(json, "source"),
+                  json.contains("location") ? location_of(json["location"]) : std::nullopt};
+}
+
+Placement placement_of(const Json& json) {
+  Placement placement;
+  if (!json.is_object()) return placement;
+  if (json.contains("slots") && json["slots"].is_array())
+    for (const auto& slot : json["slots"])
+      if (slot.is_number_integer()) placement.slots.push_back(slot.get<int>());
+  if (json.contains("devices") && json["devices"].is_object())
+    for (const auto& [kind, ids] : json["devices"].items())
+      if (ids.is_array())
+        for (const auto& id : ids)
+          if (id.is_string()) placement.devices[kind].push_back(id.get<std::string>());
+  placement.port = static_cast<int>(number(json, "port"));
+  return placement;
+}
+
+std::optional<ProcessExit> exit_of(const Json& json) {
+  if (!json.is_object()) return std::nullopt;
+  ProcessExit exit;
+  exit.signaled = json.contains("signal") && json["signal"].is_number_integer();
+  exit.signal = static_cast<int>(number(json, "signal"));
+  exit.code = static_cast<int>(number(json, "code"));
+  exit.core_dumped = json.value("core_dumped", false);
+  return exit;
+}
+
+TestResult result_of(const Json& json) {
+  TestResult result;
+  if (!json.is_object()) return result;
+  result.outcome = outcome_from_string(text(json, "outcome")).value_or(Outcome::error);
+  result.reason = text(json, "reason");
+  if (json.contains("failures") && json["failures"].is_array())
+    for (const auto& failure : json["failures"])
+      if (failure.is_object())
+        result.failures.push_back(
+            {failure.contains("location") ? location_of(failure["location"]) : std::nullopt,
+             text(failure, "message")});
+  if (json.contains("exit")) result.exit = exit_of(json["exit"]);
+  result.duration = std::chrono::milliseconds(number(json, "duration_ms"));
+  result.log_path = text(json, "log");
+  result.output_excerpt = text(json, "output_excerpt");
+  result.root_cause_rank = static_cast<int>(number(json, "root_cause_rank", -1));
+  if (json.contains("ranks") && json["ranks"].is_array())
+    for (const auto& rank : json["ranks"]) {
+      if (!rank.is_object()) continue;
+      RankResult entry;
+      entry.rank = static_cast<int>(number(rank, "rank"));
+      entry.outcome = outcome_from_string(text(rank, "outcome")).value_or(Outcome::error);
+      entry.reason = text(rank, "reason");
+      if (rank.contains("exit")) entry.exit = exit_of(rank["exit"]);
+      entry.duration = std::chrono::milliseconds(number(rank, "duration_ms"));
+      entry.log_path = text(rank, "log");
+      result.ranks.push_back(std::move(entry));
+    }
+  return result;
+}
+
+}  // namespace
+
+std::optional<Event> event_from_json(const nlohmann::json& json) {
+  if (!json.is_object()) return std::nullopt;
+  const std::string kind = text(json, "event");
+  const std::string run_id = text(json, "run_id");
+  const TimePoint time = parse_time(text(json, "time"));
+  if (kind == "run-started") {
+    return RunStarted{run_id,
+                      time,
+                      text(json, "run_dir"),
+                      static_cast<std::size_t>(number(json, "tests_to_run")),
+                      static_cast<std::size_t>(number(json, "tests_to_skip")),
+                      static_cast<std::size_t>(number(json, "filtered_out")),
+                      static_cast<int>(number(json, "jobs", 1))};
+  }
+  if (kind == "test-started") {
+    return TestStarted{run_id, time, test_of(json.value("test", Json())),
+                       static_cast<int>(number(json, "attempt", 1)),
+                       placement_of(json.value("placement", Json()))};
+  }
+  if (kind == "test-finished") {
+    return TestFinished{run_id, time, test_of(json.value("test", Json())),
+                        static_cast<int>(number(json, "attempt", 1)),
+                        placement_of(json.value("placement", Json())),
+                        result_of(json.value("result", Json()))};
+  }
+  if (kind == "run-finished") {
+    RunFinished finished{run_id, time, {}, std::chrono::milliseconds(number(json, "duration_ms")),
+                         text(json, "cancel_reason"), static_cast<int>(number(json, "exit_code"))};
+    const Json counts = json.value("counts", Json::object());
+    finished.counts.passed = static_cast<std::size_t>(number(counts, "passed"));
+    finished.counts.failed = static_cast<std::size_t>(number(counts, "failed"));
+    finished.counts.skipped = static_cast<std::size_t>(number(counts, "skipped"));
+    finished.counts.not_run = static_cast<std::size_t>(number(counts, "not_run"));
+    finished.counts.interrupted = static_cast<std::size_t>(number(counts, "interrupted"));
+    return finished;
+  }
+  return std::nullopt;
+}
+
+}  // namespace ranktest::events
