@@ -13,6 +13,7 @@
 #include "report/junit_reporter.h"
 #include "report/terminal_reporter.h"
 #include "process/port_probe.h"
+#include "process/process_scan.h"
 #include "schedule/device_inventory.h"
 #include "schedule/scheduler.h"
 
@@ -154,6 +155,9 @@ int run_command(const CommandLine& cli) {
   for (const auto& test : plan.to_skip) recorder.test_skipped(test);
   for (const auto& entry : plan.cannot_run) recorder.test_cannot_run(entry);
 
+  // Orphans of the tests (double forks, daemons) come back to us, so their
+  // exits are seen and nothing outlives the run unnoticed.
+  process::become_subreaper();
   schedule::ScheduleResult schedule;
   {
     execute::ProcessTestRunner runner(

@@ -39,6 +39,9 @@ struct TestSettings {
   std::optional<std::map<std::string, int>> devices;
   std::optional<bool> exclusive;  // runs with nothing else
   std::optional<std::vector<std::string>> labels;
+  // Processes left running when the test ends: a failure ("fail"), or a
+  // warning on a passing test ("warn").
+  std::optional<bool> leak_is_failure;
 };
 
 // Devices by kind, each with the ids the framework knows them by

@@ -27,7 +27,7 @@ const std::vector<std::string>& KnownKeys::source() {
 }
 const std::vector<std::string>& KnownKeys::override_table() {
   static const std::vector<std::string> keys{
-      "filter", "timeout", "ranks", "devices", "exclusive", "labels"};
+      "filter", "timeout", "ranks", "devices", "exclusive", "labels", "leak"};
   return keys;
 }
 const std::vector<std::string>& KnownKeys::device_kinds() {
@@ -291,6 +291,12 @@ std::optional<Error> read_override(const toml::table& table,
   if (const auto* node = table.get("exclusive")) {
     if (!node->is_boolean()) return reader.wrong_type("exclusive", *node, "true or false");
     entry.settings.exclusive = node->value<bool>().value();
+  }
+  if (const auto* node = table.get("leak")) {
+    const auto value = node->value<std::string>();
+    if (!node->is_string() || (*value != "fail" && *value != "warn"))
+      return reader.wrong_type("leak", *node, "\"fail\" or \"warn\"");
+    entry.settings.leak_is_failure = *value == "fail";
   }
   if (const auto* node = table.get("labels")) {
     auto labels = reader.strings("labels", *node);

@@ -20,6 +20,7 @@ void Counts::add(Outcome outcome) {
     case Outcome::failed:
     case Outcome::crashed:
     case Outcome::timed_out:
+    case Outcome::leaked:
     case Outcome::error: ++failed; break;
   }
 }

@@ -8,6 +8,7 @@
 #include "discover/gtest_discoverer.h"
 #include "execute/gtest_result.h"
 #include "execute/rank_environment.h"
+#include "process/process_scan.h"
 #include "text/file_tail.h"
 #include "text/sanitize.h"
 
@@ -56,6 +57,25 @@ Outcome combined_outcome(const std::vector<RankResult>& ranks,
 }
 
 }  // namespace
+
+// A pass that left processes running is `leaked` (or, with leak = "warn",
+// a pass that says so); a test that failed anyway keeps its outcome.
+void ProcessTestRunner::note_left_behind(TestResult& result, const RunningTest& running) {
+  const auto count = running.left_behind.size();
+  std::string pids;
+  for (std::size_t i = 0; i < count && i < 5; ++i)
+    pids += (i ? ", " : "") + std::to_string(running.left_behind[i]);
+  if (count > 5) pids += ", ...";
+  const auto note = fmt::format("left {} process{} running, killed (pid {})", count,
+                                count == 1 ? "" : "es", pids);
+  const bool clean_end = result.outcome == Outcome::passed || result.outcome == Outcome::skipped;
+  if (clean_end && running.test->settings.leak_is_failure) {
+    result.outcome = Outcome::leaked;
+    result.reason = note;
+  } else {
+    result.reason += (result.reason.empty() ? "" : "; ") + note;
+  }
+}
 
 bool ProcessTestRunner::RunningTest::all_reaped() const {
   return std::all_of(ranks.begin(), ranks.end(),
@@ -165,7 +185,7 @@ void ProcessTestRunner::reap() {
     if (!found.test) return;
     const auto left = std::count_if(found.test->ranks.begin(), found.test->ranks.end(),
                                     [](const Rank& r) { return !r.child.exit(); });
-    if (left == 1) found.rank->child.signal_group(SIGKILL);
+    if (left == 1) end_left_behind(*found.test, found.rank->child);
   });
   const auto now = Clock::now();
   for (const auto& [pid, exit] : exits) {
@@ -183,6 +203,20 @@ void ProcessTestRunner::reap() {
       ++it;
     }
   }
+}
+
+void ProcessTestRunner::end_left_behind(RunningTest& running,
+                                        const process::ChildProcess& last_rank) {
+  // Its group and anything else carrying this test's marker in its
+  // environment (setsid escapes, double-forked daemons) still running now
+  // was left behind. The last rank is a zombie, so its group id is safe.
+  const auto& test = running.test->test;
+  running.left_behind = process::find_test_processes(
+      last_rank.process_group(),
+      {"RANKTEST_RUN_DIR=" + folder_.path().string(), "RANKTEST_TEST_ID=" + test.id,
+       "RANKTEST_ATTEMPT=" + std::to_string(running.assignment.attempt)});
+  last_rank.signal_group(SIGKILL);
+  for (const pid_t pid : running.left_behind) ::kill(pid, SIGKILL);
 }
 
 void ProcessTestRunner::rank_ended(RunningTest& running, Rank& rank,
@@ -291,6 +325,7 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
   result.exit = lead.exit;
   result.log_path = lead.log_path;
   result.output_excerpt = lead.output_excerpt;
+  if (!running.left_behind.empty()) note_left_behind(result, running);
   result.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
       Clock::now() - running.started);
   return schedule::Finished{running.assignment, std::move(result)};

@@ -62,6 +62,8 @@ class ProcessTestRunner final : public schedule::TestRunner {
     std::optional<int> root_cause_rank;        // the first rank that failed
     bool timed_out = false;
     bool interrupted = false;
+    // Processes still running when the last rank ended (then killed).
+    std::vector<pid_t> left_behind;
 
     bool all_reaped() const;
     const process::ChildProcess* unreaped() const;  // any rank still unreaped
@@ -73,6 +75,8 @@ class ProcessTestRunner final : public schedule::TestRunner {
   void terminate(RunningTest& running, Clock::time_point now);
   Clock::time_point next_deadline() const;
   schedule::Finished finish(RunningTest& running);
+  void end_left_behind(RunningTest& running, const process::ChildProcess& last_rank);
+  static void note_left_behind(TestResult& result, const RunningTest& running);
   RankResult classify_rank(const RunningTest& running, const Rank& rank) const;
 
   const RunFolder& folder_;

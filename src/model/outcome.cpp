@@ -5,12 +5,13 @@
 
 namespace ranktest {
 namespace {
-constexpr std::array<std::pair<Outcome, std::string_view>, 8> kNames{{
+constexpr std::array<std::pair<Outcome, std::string_view>, 9> kNames{{
     {Outcome::passed, "passed"},
     {Outcome::skipped, "skipped"},
     {Outcome::failed, "failed"},
     {Outcome::crashed, "crashed"},
     {Outcome::timed_out, "timed-out"},
+    {Outcome::leaked, "leaked"},
     {Outcome::error, "error"},
     {Outcome::interrupted, "interrupted"},
     {Outcome::not_run, "not-run"},
@@ -36,6 +37,7 @@ SummaryBucket summary_bucket(Outcome outcome) {
     case Outcome::failed:
     case Outcome::crashed:
     case Outcome::timed_out:
+    case Outcome::leaked:
     case Outcome::error: return SummaryBucket::failed;
     // Neither the test's fault nor a pass: reported on a line of their own.
     case Outcome::interrupted:

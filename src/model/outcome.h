@@ -18,6 +18,7 @@ enum class Outcome {
   failed,     // an assertion failed, or the process exited non-zero
   crashed,    // killed by a signal it did not ask for
   timed_out,  // ran past its timeout and was stopped
+  leaked,     // passed, but left processes running (they were killed)
   error,      // could not be launched, or left no result to read
   interrupted,  // stopped because the run was interrupted
   not_run,    // never started (e.g. --fail-fast stopped the run)

@@ -74,10 +74,11 @@ void add_result(pugi::xml_node testcase, const TestResult& result) {
       skipped.append_attribute("message") = xml(reason).c_str();
       return;
     }
-    case Outcome::failed: {
+    case Outcome::failed:
+    case Outcome::leaked: {
       auto failure = testcase.append_child("failure");
       failure.append_attribute("message") = xml(message_of()).c_str();
-      failure.append_attribute("type") = "failed";
+      failure.append_attribute("type") = std::string(to_string(result.outcome)).c_str();
       failure.text() = xml(failure_text(result)).c_str();
       break;
     }
@@ -107,7 +108,8 @@ struct Tally {
       case Outcome::passed: break;
       case Outcome::skipped:
       case Outcome::not_run: ++skipped; break;
-      case Outcome::failed: ++failures; break;
+      case Outcome::failed:
+      case Outcome::leaked: ++failures; break;
       case Outcome::crashed:
       case Outcome::timed_out:
       case Outcome::error:

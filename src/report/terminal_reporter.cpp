@@ -64,6 +64,7 @@ std::string_view status_label(Outcome outcome) {
     case Outcome::failed: return "FAIL";
     case Outcome::crashed: return "CRASH";
     case Outcome::timed_out: return "TIMEOUT";
+    case Outcome::leaked: return "LEAK";
     case Outcome::error: return "ERROR";
     case Outcome::interrupted: return "INTR";
     case Outcome::not_run: return "NOTRUN";

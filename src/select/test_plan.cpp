@@ -36,6 +36,7 @@ ResolvedSettings resolve_settings(const config::Config& config,
     take(chosen.devices, entry.settings.devices);
     take(chosen.exclusive, entry.settings.exclusive);
     take(chosen.labels, entry.settings.labels);
+    take(chosen.leak_is_failure, entry.settings.leak_is_failure);
   }
   ResolvedSettings settings;
   settings.timeout = chosen.timeout.value_or(config.timeout);
@@ -43,6 +44,7 @@ ResolvedSettings resolve_settings(const config::Config& config,
   settings.devices = chosen.devices.value_or(std::map<std::string, int>{});
   settings.exclusive = chosen.exclusive.value_or(false);
   settings.labels = chosen.labels.value_or(std::vector<std::string>{});
+  settings.leak_is_failure = chosen.leak_is_failure.value_or(true);
   return settings;
 }
 

@@ -29,6 +29,7 @@ struct ResolvedSettings {
   std::map<std::string, int> devices;  // kind -> count, counts > 0 only
   bool exclusive = false;
   std::vector<std::string> labels;
+  bool leak_is_failure = true;
 };
 ResolvedSettings resolve_settings(const config::Config& config,
                                   const TestCase& test);

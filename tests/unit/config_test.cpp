@@ -32,6 +32,7 @@ ranks = 4
 devices = { cuda = 2, tpu = 0 }
 exclusive = true
 labels = ["nightly"]
+leak = "warn"
 
 [devices]
 cuda = [0, 2]
@@ -57,6 +58,7 @@ cpu-sim = ["a", "b"]
   EXPECT_EQ(*settings.devices, (std::map<std::string, int>{{"cuda", 2}}));
   EXPECT_EQ(settings.exclusive, true);
   EXPECT_EQ(*settings.labels, std::vector<std::string>{"nightly"});
+  EXPECT_EQ(settings.leak_is_failure, false);
   EXPECT_EQ(config->devices.at("cuda"), (std::vector<std::string>{"0", "2"}));
   EXPECT_EQ(config->devices.at("tpu").size(), 4u);
   EXPECT_EQ(config->devices.at("cpu-sim")[1], "b");

@@ -1,0 +1,73 @@
+#include "process/process_scan.h"
+
+#include <dirent.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+
+namespace ranktest::process {
+namespace {
+
+std::string read_proc_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// State and process group from /proc/PID/stat; the command name in
+// parentheses may contain spaces and ')' so fields count from the last ')'.
+bool read_state(const std::string& pid, char& state, pid_t& group) {
+  const std::string stat = read_proc_file("/proc/" + pid + "/stat");
+  const auto close = stat.rfind(')');
+  if (close == std::string::npos || close + 2 >= stat.size()) return false;
+  state = stat[close + 2];
+  // After ") ": state ppid pgrp ...
+  unsigned long ppid = 0;
+  long pgrp = 0;
+  if (std::sscanf(stat.c_str() + close + 3, "%lu %ld", &ppid, &pgrp) != 2) return false;
+  group = static_cast<pid_t>(pgrp);
+  return true;
+}
+
+bool has_markers(const std::string& pid, const std::vector<std::string>& markers) {
+  if (markers.empty()) return false;
+  const std::string environ = read_proc_file("/proc/" + pid + "/environ");
+  return std::all_of(markers.begin(), markers.end(), [&](const std::string& marker) {
+    // Entries are NUL-separated; match a whole entry.
+    for (auto at = environ.find(marker); at != std::string::npos;
+         at = environ.find(marker, at + 1))
+      if ((at == 0 || environ[at - 1] == '\0') &&
+          (at + marker.size() == environ.size() || environ[at + marker.size()] == '\0'))
+        return true;
+    return false;
+  });
+}
+
+}  // namespace
+
+bool become_subreaper() { return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0; }
+
+std::vector<pid_t> find_test_processes(pid_t group, const std::vector<std::string>& markers) {
+  std::vector<pid_t> found;
+  DIR* proc = opendir("/proc");
+  if (!proc) return found;
+  const pid_t self = getpid();
+  while (const dirent* entry = readdir(proc)) {
+    const std::string pid = entry->d_name;
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (std::stol(pid) == self) continue;
+    char state = 0;
+    pid_t process_group = 0;
+    if (!read_state(pid, state, process_group) || state == 'Z' || state == 'X') continue;
+    if (process_group == group || has_markers(pid, markers))
+      found.push_back(static_cast<pid_t>(std::stol(pid)));
+  }
+  closedir(proc);
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+}  // namespace ranktest::process

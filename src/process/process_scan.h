@@ -1,0 +1,23 @@
+// Finding the processes a test left behind, wherever they went.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace ranktest::process {
+
+// Makes this process the reaper of every orphan among its descendants
+// (PR_SET_CHILD_SUBREAPER): a test's double-forked daemon becomes our
+// child, not init's. Returns false where the kernel refuses.
+bool become_subreaper();
+
+// Every live (not zombie) process other than this one that is in process
+// group `group`, or whose initial environment holds every entry of
+// `markers` ("NAME=value"). The environment catches processes that left the
+// group with setsid() or setpgid(); one that cleared its environment and
+// its group escapes both.
+std::vector<pid_t> find_test_processes(pid_t group, const std::vector<std::string>& markers);
+
+}  // namespace ranktest::process
