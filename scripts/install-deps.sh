@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libgloo-dev     # the multi-rank examples run real collectives on Gloo
   libxml2-utils   # xmllint: the tests validate the JUnit report with it
+  gdb             # stacks of hung tests, taken at the timeout
 )
 
 missing=()

@@ -76,6 +76,12 @@ Json result_json(const TestResult& result) {
                      {"exit", exit_json(rank.exit)},
                      {"duration_ms", rank.duration.count()},
                      {"log", rank.log_path.empty() ? Json(nullptr) : Json(utf8(rank.log_path))}});
+  Json stacks = Json::array();
+  for (const auto& stack : result.stacks)
+    stacks.push_back({{"pid", stack.pid},
+                      {"rank", stack.rank >= 0 ? Json(stack.rank) : Json(nullptr)},
+                      {"file", utf8(stack.path)},
+                      {"summary", utf8(stack.summary)}});
   return {{"outcome", to_string(result.outcome)},
           {"reason", utf8(result.reason)},
           {"failures", failures},
@@ -85,6 +91,7 @@ Json result_json(const TestResult& result) {
           {"root_cause_rank", result.root_cause_rank >= 0 ? Json(result.root_cause_rank)
                                                           : Json(nullptr)},
           {"ranks", ranks},
+          {"stacks", stacks},
           {"log", result.log_path.empty() ? Json(nullptr)
                                           : Json(utf8(result.log_path))}};
 }

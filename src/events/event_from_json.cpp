@@ -97,6 +97,12 @@ TestResult result_of(const Json& json) {
       entry.log_path = text(rank, "log");
       result.ranks.push_back(std::move(entry));
     }
+  if (json.contains("stacks") && json["stacks"].is_array())
+    for (const auto& stack : json["stacks"])
+      if (stack.is_object())
+        result.stacks.push_back(StackDump{static_cast<int>(number(stack, "pid")),
+                                          static_cast<int>(number(stack, "rank", -1)),
+                                          text(stack, "file"), text(stack, "summary")});
   return result;
 }
 

@@ -8,6 +8,7 @@
 #include "discover/gtest_discoverer.h"
 #include "execute/gtest_result.h"
 #include "execute/rank_environment.h"
+#include "execute/stack_dump.h"
 #include "process/process_scan.h"
 #include "text/file_tail.h"
 #include "text/sanitize.h"
@@ -18,6 +19,8 @@ namespace {
 constexpr std::size_t kTailBytes = 64 * 1024;
 // Keep the end of a long excerpt: the lines before a crash matter most.
 constexpr std::size_t kExcerptBytes = 8 * 1024;
+// How long the debuggers get to take the stacks of a hung test.
+constexpr auto kStackDumpTime = std::chrono::seconds(20);
 
 process::SpawnRequest gtest_request(const select::PlannedTest& planned,
                                     const schedule::Assignment& assignment, int rank,
@@ -115,6 +118,7 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
   };
   auto folder = folder_.attempt_folder(test.test.id, assignment.attempt);
   if (!folder) return failed_to_launch(folder.error().message);
+  running->folder = *folder;
 
   const int world = test.settings.ranks;
   for (int rank = 0; rank < world; ++rank) {
@@ -178,6 +182,12 @@ void ProcessTestRunner::reap() {
         if (rank.child.pid() == pid && !rank.child.exit()) return Owner{running.get(), &rank};
     return Owner{};
   };
+  const auto dumper = [&](pid_t pid) -> Dumper* {
+    for (auto& running : running_)
+      for (auto& d : running->dumpers)
+        if (d.child.pid() == pid && !d.child.exit()) return &d;
+    return nullptr;
+  };
   const auto exits = process::reap_exited_children([&](pid_t pid) {
     // The test is over once its last rank is: end whatever its processes
     // left behind while the group id is still held by this zombie.
@@ -189,6 +199,10 @@ void ProcessTestRunner::reap() {
   });
   const auto now = Clock::now();
   for (const auto& [pid, exit] : exits) {
+    if (Dumper* d = dumper(pid)) {
+      d->child.mark_reaped(exit);
+      continue;
+    }
     const Owner found = owner(pid);
     if (!found.test) continue;  // not one of our ranks
     found.rank->child.mark_reaped(exit);
@@ -210,13 +224,36 @@ void ProcessTestRunner::end_left_behind(RunningTest& running,
   // Its group and anything else carrying this test's marker in its
   // environment (setsid escapes, double-forked daemons) still running now
   // was left behind. The last rank is a zombie, so its group id is safe.
-  const auto& test = running.test->test;
-  running.left_behind = process::find_test_processes(
-      last_rank.process_group(),
-      {"RANKTEST_RUN_DIR=" + folder_.path().string(), "RANKTEST_TEST_ID=" + test.id,
-       "RANKTEST_ATTEMPT=" + std::to_string(running.assignment.attempt)});
+  running.left_behind =
+      process::find_test_processes(last_rank.process_group(), markers(running));
   last_rank.signal_group(SIGKILL);
   for (const pid_t pid : running.left_behind) ::kill(pid, SIGKILL);
+}
+
+std::vector<std::string> ProcessTestRunner::markers(const RunningTest& running) const {
+  return {"RANKTEST_RUN_DIR=" + folder_.path().string(),
+          "RANKTEST_TEST_ID=" + running.test->test.id,
+          "RANKTEST_ATTEMPT=" + std::to_string(running.assignment.attempt)};
+}
+
+// At the timeout, before anything is killed: a debugger per process of the
+// test (every rank and whatever they started) writes all its threads'
+// stacks. False when none could be started (no gdb): then nothing waits.
+bool ProcessTestRunner::start_stack_dumps(RunningTest& running) {
+  const auto* leader = running.unreaped();
+  if (!leader) return false;
+  for (const pid_t pid : process::find_test_processes(leader->process_group(), markers(running))) {
+    process::SpawnRequest request;
+    request.argv = stack_dump_command(pid);
+    request.environment = process::make_environment({}, {});
+    request.stdout_path = running.folder / fmt::format("stacks-{}.txt", pid);
+    auto child = process::ChildProcess::spawn(request);
+    if (!child) continue;
+    const auto rank = process::environment_value(pid, "RANK");
+    running.dumpers.push_back(Dumper{pid, rank ? std::atoi(rank->c_str()) : -1,
+                                     request.stdout_path, std::move(*child)});
+  }
+  return !running.dumpers.empty();
 }
 
 void ProcessTestRunner::rank_ended(RunningTest& running, Rank& rank,
@@ -240,12 +277,23 @@ void ProcessTestRunner::enforce_deadlines(Clock::time_point now) {
     if (running->kill_at) {
       if (now >= *running->kill_at)
         if (const auto* child = running->unreaped()) child->signal_group(SIGKILL);
+    } else if (running->dump_until) {
+      const bool dumped = std::all_of(running->dumpers.begin(), running->dumpers.end(),
+                                      [](const Dumper& d) { return d.child.exit(); });
+      if (dumped || now >= *running->dump_until) {
+        for (auto& d : running->dumpers)
+          if (!d.child.exit()) d.child.signal_group(SIGKILL);
+        terminate(*running, now);
+      }
     } else if (running->stop_at && now >= *running->stop_at) {
       for (auto& rank : running->ranks) rank.stopped = !rank.child.exit();
       terminate(*running, now);
     } else if (now >= running->deadline) {
       running->timed_out = true;
-      terminate(*running, now);
+      if (!running->interrupted && start_stack_dumps(*running))
+        running->dump_until = now + kStackDumpTime;
+      else
+        terminate(*running, now);
     }
   }
 }
@@ -255,6 +303,8 @@ ProcessTestRunner::Clock::time_point ProcessTestRunner::next_deadline() const {
   for (const auto& running : running_) {
     if (running->kill_at)
       next = std::min(next, *running->kill_at);
+    else if (running->dump_until)
+      next = std::min(next, *running->dump_until);
     else
       next = std::min({next, running->deadline,
                        running->stop_at.value_or(Clock::time_point::max())});
@@ -326,6 +376,11 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
   result.log_path = lead.log_path;
   result.output_excerpt = lead.output_excerpt;
   if (!running.left_behind.empty()) note_left_behind(result, running);
+  for (const auto& d : running.dumpers)
+    result.stacks.push_back(StackDump{d.pid, d.rank, d.path.string(),
+                                      summarize_stack(text::read_file(d.path))});
+  std::sort(result.stacks.begin(), result.stacks.end(),
+            [](const auto& a, const auto& b) { return std::tie(a.rank, a.pid) < std::tie(b.rank, b.pid); });
   result.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
       Clock::now() - running.started);
   return schedule::Finished{running.assignment, std::move(result)};

@@ -51,13 +51,24 @@ class ProcessTestRunner final : public schedule::TestRunner {
     bool stopped = false;  // still running when another rank's failure stopped it
   };
 
+  // A debugger taking the stacks of one process of a hung test.
+  struct Dumper {
+    int pid = 0;   // the process it dumps
+    int rank = -1;
+    std::filesystem::path path;
+    process::ChildProcess child;
+  };
+
   struct RunningTest {
     const select::PlannedTest* test = nullptr;
+    std::filesystem::path folder;  // the attempt's folder
     schedule::Assignment assignment;
     std::vector<Rank> ranks;
     Clock::time_point started;
     Clock::time_point deadline;                // the test's timeout
     std::optional<Clock::time_point> stop_at;  // a rank failed: stop the rest then
+    std::optional<Clock::time_point> dump_until;  // timed out: stacks being taken
+    std::vector<Dumper> dumpers;
     std::optional<Clock::time_point> kill_at;  // SIGTERM sent: SIGKILL then
     std::optional<int> root_cause_rank;        // the first rank that failed
     bool timed_out = false;
@@ -76,6 +87,8 @@ class ProcessTestRunner final : public schedule::TestRunner {
   Clock::time_point next_deadline() const;
   schedule::Finished finish(RunningTest& running);
   void end_left_behind(RunningTest& running, const process::ChildProcess& last_rank);
+  bool start_stack_dumps(RunningTest& running);
+  std::vector<std::string> markers(const RunningTest& running) const;
   static void note_left_behind(TestResult& result, const RunningTest& running);
   RankResult classify_rank(const RunningTest& running, const Rank& rank) const;
 

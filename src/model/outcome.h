@@ -58,6 +58,14 @@ struct RankResult {
   std::string output_excerpt;
 };
 
+// Where one process of a hung test was when it was stopped.
+struct StackDump {
+  int pid = 0;
+  int rank = -1;         // its RANK; -1 when unknown
+  std::string path;      // the debugger's full output
+  std::string summary;   // innermost frames of its main thread: "f ← g ← h"
+};
+
 struct TestResult {
   Outcome outcome = Outcome::error;
   // One line saying why, e.g. "SIGSEGV", "exit code 3 after gtest reported
@@ -75,6 +83,8 @@ struct TestResult {
   // rank 0's when no rank failed). Empty when the test never started.
   std::vector<RankResult> ranks;
   int root_cause_rank = -1;  // the rank that failed first; -1 if none did
+  // Taken at the timeout, before anything was killed; one per process.
+  std::vector<StackDump> stacks;
 };
 
 }  // namespace ranktest

@@ -48,6 +48,20 @@ bool has_markers(const std::string& pid, const std::vector<std::string>& markers
 
 }  // namespace
 
+std::optional<std::string> environment_value(pid_t pid, const std::string& name) {
+  const std::string environ = read_proc_file("/proc/" + std::to_string(pid) + "/environ");
+  const std::string prefix = name + "=";
+  for (std::size_t at = 0; at < environ.size();) {
+    const auto end = environ.find('\0', at);
+    const std::string_view entry(environ.data() + at,
+                                 (end == std::string::npos ? environ.size() : end) - at);
+    if (entry.starts_with(prefix)) return std::string(entry.substr(prefix.size()));
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  return std::nullopt;
+}
+
 bool become_subreaper() { return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0; }
 
 std::vector<pid_t> find_test_processes(pid_t group, const std::vector<std::string>& markers) {

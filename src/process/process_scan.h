@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,5 +20,8 @@ bool become_subreaper();
 // group with setsid() or setpgid(); one that cleared its environment and
 // its group escapes both.
 std::vector<pid_t> find_test_processes(pid_t group, const std::vector<std::string>& markers);
+
+// The value of `name` in a process's initial environment, if it is there.
+std::optional<std::string> environment_value(pid_t pid, const std::string& name);
 
 }  // namespace ranktest::process

@@ -32,6 +32,10 @@ std::string failure_text(const TestResult& result) {
     if (!text.empty() && text.back() != '\n') text += '\n';
   }
   if (!result.reason.empty()) text += result.reason + "\n";
+  for (const auto& stack : result.stacks)
+    text += fmt::format("stack of {} (pid {}): {}\n",
+                        stack.rank >= 0 ? fmt::format("rank {}", stack.rank) : "a process",
+                        stack.pid, stack.summary);
   return text;
 }
 

@@ -175,6 +175,16 @@ void TerminalReporter::print_failure_block(const events::TestFinished& event) {
       for (const auto& line : merged) fmt::print(out_, "{}| {}\n", kIndent, shown(line));
     }
   }
+  if (!result.stacks.empty()) {
+    // Which rank waited where when the timeout struck.
+    fmt::print(out_, "{}stacks at the timeout:\n", kIndent);
+    for (const auto& stack : result.stacks)
+      fmt::print(out_, "{}  {} (pid {}): {}\n", kIndent,
+                 stack.rank >= 0 ? fmt::format("rank {}", stack.rank) : std::string("process"),
+                 stack.pid,
+                 stack.summary.empty() ? "no stack (see " + display_path(stack.path) + ")"
+                                       : shown(stack.summary));
+  }
   if (!result.log_path.empty()) {
     const std::string log = display_path(result.log_path);
     fmt::print(out_, "{}log{}: {}\n", kIndent, many_ranks ? "s" : "",

@@ -70,6 +70,15 @@ TEST_F(RanksTest, ARankThatNeverJoinsIsCaughtByTheTimeout) {
   EXPECT_EQ(r["outcome"], "timed-out");
   EXPECT_EQ(r["reason"], "after 3s");
   for (int rank = 0; rank < 3; ++rank) EXPECT_EQ(r["ranks"][rank]["outcome"], "timed-out");
+  // Every rank's stack was taken before it was killed: rank 2 sleeps
+  // instead of joining, the others wait for it inside the group.
+  ASSERT_EQ(r["stacks"].size(), 3u) << r.dump(2);
+  for (int rank = 0; rank < 3; ++rank) EXPECT_EQ(r["stacks"][rank]["rank"], rank);
+  EXPECT_NE(r["stacks"][2]["summary"].get<std::string>().find("sleep_for"), std::string::npos);
+  EXPECT_NE(r["stacks"][0]["summary"].get<std::string>().find("TcpGroup"), std::string::npos);
+  EXPECT_NE(r["stacks"][1]["summary"].get<std::string>().find("TcpGroup"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::exists(r["stacks"][1]["file"].get<std::string>()));
+  EXPECT_NE(run_->out.find("stacks at the timeout:"), std::string::npos);
 }
 
 TEST_F(RanksTest, SummaryAndPlacement) {

@@ -64,3 +64,32 @@ TEST(RankOutput, IdenticalLinesAcrossRanksArePrintedOnce) {
 
 }  // namespace
 }  // namespace ranktest
+
+#include "execute/stack_dump.h"
+
+namespace ranktest {
+namespace {
+
+TEST(StackSummary, TheMainThreadsInnermostFramesWithShortNames) {
+  const std::string gdb =
+      "[New LWP 12]\n"
+      "Thread 2 (Thread 0x7f (LWP 12) \"worker\"):\n"
+      "#0  0x00007f in epoll_wait () from /lib/libc.so.6\n"
+      "\n"
+      "Thread 1 (Thread 0x7e (LWP 11) \"test\"):\n"
+      "#0  __GI___clock_nanosleep (clock_id=0) at nanosleep.c:48\n"
+      "#1  0x00007f in __GI___nanosleep (req=<optimized out>) at nanosleep.c:25\n"
+      "#2  0x000055 in std::this_thread::sleep_for<long, std::ratio<1l, 1000l> > (d=...) at thread:7\n"
+      "#3  Waits_Test::TestBody (this=0x1) at waits.cpp:12\n"
+      "#4  0x000055 in Waits_Test::TestBody (this=0x1) at waits.cpp:10\n"
+      "#5  0x000055 in ?? ()\n"
+      "#6  0x000055 in void testing::internal::Handle<testing::Test, void>(testing::Test*, void (testing::Test::*)()) ()\n";
+  EXPECT_EQ(execute::summarize_stack(gdb),
+            "__GI___clock_nanosleep ← __GI___nanosleep ← std::this_thread::sleep_for ← "
+            "Waits_Test::TestBody ← testing::internal::Handle");
+  EXPECT_EQ(execute::summarize_stack(gdb, 2), "__GI___clock_nanosleep ← __GI___nanosleep");
+  EXPECT_EQ(execute::summarize_stack("ptrace: Operation not permitted.\n"), "");
+}
+
+}  // namespace
+}  // namespace ranktest
