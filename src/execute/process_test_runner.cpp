@@ -152,8 +152,7 @@ schedule::RunnerWakeup ProcessTestRunner::wait() {
     if (event.termination_signal) {
       // A second signal while stopping: no more grace.
       if (stopping_)
-        for (auto& running : running_)
-          if (const auto* child = running->unreaped()) child->signal_group(SIGKILL);
+        for (auto& running : running_) signal_test(*running, SIGKILL);
       wakeup.interrupt_signal = event.termination_signal;
     }
   }
@@ -268,15 +267,32 @@ void ProcessTestRunner::rank_ended(RunningTest& running, Rank& rank,
 }
 
 void ProcessTestRunner::terminate(RunningTest& running, Clock::time_point now) {
-  if (const auto* child = running.unreaped()) child->signal_group(SIGTERM);
+  signal_test(running, SIGTERM);
   running.kill_at = now + options_.grace_period;
+}
+
+// Everything of the test gets `signal`: its process group, each rank even
+// if it moved to another group (setpgid), and whatever carries the test's
+// marker elsewhere. A stopped process is continued so it can act on it.
+void ProcessTestRunner::signal_test(const RunningTest& running, int signal) const {
+  const auto* leader = running.unreaped();
+  if (!leader) return;
+  leader->signal_group(signal);
+  for (const auto& rank : running.ranks)
+    if (!rank.child.exit()) ::kill(rank.child.pid(), signal);  // unreaped: still ours
+  for (const pid_t pid : process::find_test_processes(leader->process_group(), markers(running)))
+    ::kill(pid, signal);
+  if (signal != SIGKILL) {
+    leader->signal_group(SIGCONT);
+    for (const auto& rank : running.ranks)
+      if (!rank.child.exit()) ::kill(rank.child.pid(), SIGCONT);
+  }
 }
 
 void ProcessTestRunner::enforce_deadlines(Clock::time_point now) {
   for (auto& running : running_) {
     if (running->kill_at) {
-      if (now >= *running->kill_at)
-        if (const auto* child = running->unreaped()) child->signal_group(SIGKILL);
+      if (now >= *running->kill_at) signal_test(*running, SIGKILL);
     } else if (running->dump_until) {
       const bool dumped = std::all_of(running->dumpers.begin(), running->dumpers.end(),
                                       [](const Dumper& d) { return d.child.exit(); });

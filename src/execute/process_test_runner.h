@@ -84,6 +84,7 @@ class ProcessTestRunner final : public schedule::TestRunner {
   void rank_ended(RunningTest& running, Rank& rank, Clock::time_point now);
   void enforce_deadlines(Clock::time_point now);
   void terminate(RunningTest& running, Clock::time_point now);
+  void signal_test(const RunningTest& running, int signal) const;
   Clock::time_point next_deadline() const;
   schedule::Finished finish(RunningTest& running);
   void end_left_behind(RunningTest& running, const process::ChildProcess& last_rank);
