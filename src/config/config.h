@@ -68,6 +68,10 @@ struct Config {
   std::optional<std::filesystem::path> junit;
 
   DeviceInventory devices;  // only what [devices] says
+  // Text that, in a passing test's output, suggests a failure was swallowed.
+  std::vector<std::string> suspicious_output{
+      "Traceback (most recent call last)", "terminated with exit code",
+      "Exception in device=", "ProcessExitedException"};
   // MASTER_PORT values are taken from here, one per running test.
   int port_first = 20000;
   int port_last = 29999;

@@ -17,7 +17,7 @@ std::string Place::to_string() const {
 const std::vector<std::string>& KnownKeys::top_level() {
   static const std::vector<std::string> keys{
       "jobs",  "timeout", "grace-period", "fail-fast", "state-dir",
-      "junit", "devices", "port-range",   "source",    "override"};
+      "junit", "devices", "port-range",   "suspicious-output", "source", "override"};
   return keys;
 }
 const std::vector<std::string>& KnownKeys::source() {
@@ -195,6 +195,11 @@ std::optional<Error> read_top_level(const toml::table& table,
                              fmt::format("key 'port-range' must be {}", kRange));
     config.port_first = static_cast<int>(first);
     config.port_last = static_cast<int>(last);
+  }
+  if (const auto* node = table.get("suspicious-output")) {
+    auto signatures = reader.strings("suspicious-output", *node);
+    if (!signatures) return signatures.error();
+    config.suspicious_output = std::move(*signatures);
   }
   if (const auto* node = table.get("junit")) {
     if (!node->is_string()) return reader.wrong_type("junit", *node, "a path string");

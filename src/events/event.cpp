@@ -76,6 +76,8 @@ Json result_json(const TestResult& result) {
                      {"exit", exit_json(rank.exit)},
                      {"duration_ms", rank.duration.count()},
                      {"log", rank.log_path.empty() ? Json(nullptr) : Json(utf8(rank.log_path))}});
+  std::vector<std::string> suspicious;
+  for (const auto& line : result.suspicious) suspicious.push_back(utf8(line));
   Json stacks = Json::array();
   for (const auto& stack : result.stacks)
     stacks.push_back({{"pid", stack.pid},
@@ -92,6 +94,7 @@ Json result_json(const TestResult& result) {
                                                           : Json(nullptr)},
           {"ranks", ranks},
           {"stacks", stacks},
+          {"suspicious", result.suspicious.empty() ? Json::array() : Json(suspicious)},
           {"log", result.log_path.empty() ? Json(nullptr)
                                           : Json(utf8(result.log_path))}};
 }

@@ -97,6 +97,9 @@ TestResult result_of(const Json& json) {
       entry.log_path = text(rank, "log");
       result.ranks.push_back(std::move(entry));
     }
+  if (json.contains("suspicious") && json["suspicious"].is_array())
+    for (const auto& line : json["suspicious"])
+      if (line.is_string()) result.suspicious.push_back(line.get<std::string>());
   if (json.contains("stacks") && json["stacks"].is_array())
     for (const auto& stack : json["stacks"])
       if (stack.is_object())

@@ -9,6 +9,7 @@
 #include "execute/gtest_result.h"
 #include "execute/rank_environment.h"
 #include "execute/stack_dump.h"
+#include "execute/suspicious_output.h"
 #include "process/process_scan.h"
 #include "text/file_tail.h"
 #include "text/sanitize.h"
@@ -392,6 +393,12 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
   result.log_path = lead.log_path;
   result.output_excerpt = lead.output_excerpt;
   if (!running.left_behind.empty()) note_left_behind(result, running);
+  if (result.outcome == Outcome::passed)
+    for (const auto& rank : result.ranks)
+      for (auto& line : find_signatures_in_log(rank.log_path, options_.suspicious_output))
+        if (result.suspicious.size() < 3)
+          result.suspicious.push_back(world > 1 ? fmt::format("[rank {}] {}", rank.rank, line)
+                                                : std::move(line));
   for (const auto& d : running.dumpers)
     result.stacks.push_back(StackDump{d.pid, d.rank, d.path.string(),
                                       summarize_stack(text::read_file(d.path))});

@@ -25,6 +25,8 @@ struct RunnerOptions {
   // Device kinds the machine has: every test is told which of each it may
   // use, even none.
   std::vector<std::string> inventory_kinds;
+  // Failure signatures that make a pass suspicious (suspicious-output).
+  std::vector<std::string> suspicious_output;
 };
 
 class ProcessTestRunner final : public schedule::TestRunner {

@@ -85,6 +85,9 @@ struct TestResult {
   int root_cause_rank = -1;  // the rank that failed first; -1 if none did
   // Taken at the timeout, before anything was killed; one per process.
   std::vector<StackDump> stacks;
+  // Lines of a passing test's output that match a failure signature
+  // (suspicious-output): a child process may have failed unseen.
+  std::vector<std::string> suspicious;
 };
 
 }  // namespace ranktest

@@ -68,7 +68,13 @@ void add_result(pugi::xml_node testcase, const TestResult& result) {
                                  : result.reason;
   };
   switch (result.outcome) {
-    case Outcome::passed: return;
+    case Outcome::passed:
+      if (!result.suspicious.empty()) {
+        std::string note = "ranktest: suspicious output in a passing test:\n";
+        for (const auto& line : result.suspicious) note += line + "\n";
+        testcase.append_child("system-out").text() = xml(note).c_str();
+      }
+      return;
     case Outcome::skipped:
     case Outcome::not_run: {
       auto skipped = testcase.append_child("skipped");

@@ -102,8 +102,18 @@ void TerminalReporter::on(const events::TestFinished& event) {
   const std::string time =
       event.attempt == 0 ? std::string(10, ' ') : seconds(result.duration);
   if (result.outcome == Outcome::passed) {
-    if (options_.show_passes)
+    if (!result.suspicious.empty()) {
+      // Passed, but its output says something failed: never quiet about it.
+      fmt::print(out_, "{:>8} [{}] {} (suspicious output)\n", status_label(result.outcome),
+                 time, id);
+      for (const auto& line : result.suspicious)
+        fmt::print(out_, "{}| {}\n", kIndent, shown(line));
+      if (!result.log_path.empty())
+        fmt::print(out_, "{}log: {}\n", kIndent, shown(display_path(result.log_path)));
+      suspicious_.push_back(id);
+    } else if (options_.show_passes) {
       fmt::print(out_, "{:>8} [{}] {}\n", status_label(result.outcome), time, id);
+    }
     return;
   }
   if (result.outcome == Outcome::skipped) {
@@ -221,6 +231,12 @@ void TerminalReporter::on(const events::RunFinished& event) {
   if (counts.interrupted)
     fmt::print(out_, "ranktest: {} test{} interrupted\n", counts.interrupted,
                counts.interrupted == 1 ? "" : "s");
+  if (!suspicious_.empty()) {
+    fmt::print(out_, "ranktest: {} passing test{} printed failure signatures "
+               "(suspicious-output), check that nothing was swallowed:\n",
+               suspicious_.size(), suspicious_.size() == 1 ? "" : "s");
+    for (const auto& id : suspicious_) fmt::print(out_, "{:>8} {}\n", "SUSPECT", id);
+  }
   for (const auto& [reason, count] : not_run_reasons_)
     fmt::print(out_, "ranktest: {} test{} not run: {}\n", count, count == 1 ? "" : "s",
                shown(reason));

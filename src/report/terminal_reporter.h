@@ -42,6 +42,7 @@ class TerminalReporter final : public events::Reporter {
   std::FILE* out_;
   TerminalOptions options_;
   std::vector<NotPassed> not_passed_;
+  std::vector<std::string> suspicious_;  // ids of passes with failure signatures
   // Why tests were not run, with how many, in the order first seen.
   std::vector<std::pair<std::string, std::size_t>> not_run_reasons_;
 };

@@ -98,7 +98,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"jobz = 2\n",
                   "ranktest.toml:1:1: unknown key 'jobz'; known keys are: jobs, "
                   "timeout, grace-period, fail-fast, state-dir, junit, devices, "
-                  "port-range, source, override (see docs/configuration.md)"},
+                  "port-range, suspicious-output, source, override (see "
+                  "docs/configuration.md)"},
         BadConfig{"port-range = [80, 90]\n",
                   "ranktest.toml:1:14: key 'port-range' must be an array of two ports "
                   "[first, last] within 1024-65535"},
