@@ -64,6 +64,7 @@ int report_command(const CommandLine& cli, const std::filesystem::path& run_dir)
                      last = e.time;
                      dispatcher.dispatch(event);
                    },
+                   [&](const events::TestSlow&) { dispatcher.dispatch(event); },
                    [&](const events::TestFinished& e) {
                      unfinished.erase({e.test.id, e.attempt});
                      counts.add(e.result.outcome);

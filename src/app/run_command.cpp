@@ -53,6 +53,11 @@ class RunRecorder final : public schedule::ScheduleObserver {
     record(test.test, finished.assignment.attempt,
            placement_of(finished.assignment.grant), finished.result);
   }
+  void test_slow(const select::PlannedTest& test,
+                 const schedule::SlowNotice& notice) override {
+    dispatcher_.dispatch(events::TestSlow{run_id_, Clock::now(), info_of(test.test),
+                                          notice.assignment.attempt, notice.elapsed});
+  }
   void test_not_run(const select::PlannedTest& test,
                     const std::string& reason) override {
     TestResult result;

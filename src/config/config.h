@@ -34,6 +34,7 @@ struct SourceConfig {
 // Settings a test can get from an [[override]]; unset means "not said here".
 struct TestSettings {
   std::optional<Duration> timeout;
+  std::optional<Duration> slow;  // a note each time a test runs this long
   std::optional<int> ranks;  // processes the runner starts for the test
   // Devices the test needs in all, by kind: {"cuda": 2}.
   std::optional<std::map<std::string, int>> devices;
@@ -62,6 +63,7 @@ struct Config {
 
   int jobs = 0;  // 0: one per CPU
   Duration timeout = std::chrono::minutes(5);
+  Duration slow = std::chrono::seconds(60);
   Duration grace_period = std::chrono::seconds(5);
   bool fail_fast = false;
   std::filesystem::path state_dir = ".ranktest";

@@ -16,7 +16,7 @@ std::string Place::to_string() const {
 
 const std::vector<std::string>& KnownKeys::top_level() {
   static const std::vector<std::string> keys{
-      "jobs",  "timeout", "grace-period", "fail-fast", "state-dir",
+      "jobs",  "timeout", "slow", "grace-period", "fail-fast", "state-dir",
       "junit", "devices", "port-range",   "suspicious-output", "source", "override"};
   return keys;
 }
@@ -27,7 +27,7 @@ const std::vector<std::string>& KnownKeys::source() {
 }
 const std::vector<std::string>& KnownKeys::override_table() {
   static const std::vector<std::string> keys{
-      "filter", "timeout", "ranks", "devices", "exclusive", "labels", "leak"};
+      "filter", "timeout", "slow", "ranks", "devices", "exclusive", "labels", "leak"};
   return keys;
 }
 const std::vector<std::string>& KnownKeys::device_kinds() {
@@ -145,7 +145,7 @@ std::optional<Error> read_top_level(const toml::table& table,
     config.jobs = static_cast<int>(*jobs);
   }
   for (const auto& [key, target] :
-       {std::pair{"timeout", &config.timeout},
+       {std::pair{"timeout", &config.timeout}, std::pair{"slow", &config.slow},
         std::pair{"grace-period", &config.grace_period}}) {
     if (const auto* node = table.get(key)) {
       auto value = reader.duration(key, *node);
@@ -271,6 +271,11 @@ std::optional<Error> read_override(const toml::table& table,
     auto value = reader.duration("timeout", *node);
     if (!value) return value.error();
     entry.settings.timeout = *value;
+  }
+  if (const auto* node = table.get("slow")) {
+    auto value = reader.duration("slow", *node);
+    if (!value) return value.error();
+    entry.settings.slow = *value;
   }
   if (const auto* node = table.get("ranks")) {
     const auto ranks = node->value<int64_t>();

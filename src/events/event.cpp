@@ -105,6 +105,7 @@ std::string_view kind_name(const Event& event) {
   return std::visit(
       Overloaded{[](const RunStarted&) { return "run-started"; },
                  [](const TestStarted&) { return "test-started"; },
+                 [](const TestSlow&) { return "test-slow"; },
                  [](const TestFinished&) { return "test-finished"; },
                  [](const RunFinished&) { return "run-finished"; }},
       event);
@@ -130,6 +131,13 @@ Json to_json(const Event& event) {
                     {"test", test_json(e.test)},
                     {"attempt", e.attempt},
                     {"placement", placement_json(e.placement)}};
+          },
+          [](const TestSlow& e) -> Json {
+            return {{"run_id", e.run_id},
+                    {"time", format_time(e.time)},
+                    {"test", test_json(e.test)},
+                    {"attempt", e.attempt},
+                    {"elapsed_ms", e.elapsed.count()}};
           },
           [](const TestFinished& e) -> Json {
             return {{"run_id", e.run_id},

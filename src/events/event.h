@@ -53,6 +53,15 @@ struct TestStarted {
   Placement placement;
 };
 
+// A test is still running after another `slow` period (60 s by default).
+struct TestSlow {
+  std::string run_id;
+  TimePoint time;
+  TestInfo test;
+  int attempt = 1;
+  std::chrono::milliseconds elapsed{0};
+};
+
 struct TestFinished {
   std::string run_id;
   TimePoint time;
@@ -81,7 +90,7 @@ struct RunFinished {
   int exit_code = 0;
 };
 
-using Event = std::variant<RunStarted, TestStarted, TestFinished, RunFinished>;
+using Event = std::variant<RunStarted, TestStarted, TestSlow, TestFinished, RunFinished>;
 
 // "2026-12-02T14:03:12.345Z"
 std::string format_time(TimePoint time);

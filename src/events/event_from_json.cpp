@@ -130,6 +130,11 @@ std::optional<Event> event_from_json(const nlohmann::json& json) {
                        static_cast<int>(number(json, "attempt", 1)),
                        placement_of(json.value("placement", Json()))};
   }
+  if (kind == "test-slow") {
+    return TestSlow{run_id, time, test_of(json.value("test", Json())),
+                    static_cast<int>(number(json, "attempt", 1)),
+                    std::chrono::milliseconds(number(json, "elapsed_ms"))};
+  }
   if (kind == "test-finished") {
     return TestFinished{run_id, time, test_of(json.value("test", Json())),
                         static_cast<int>(number(json, "attempt", 1)),

@@ -109,6 +109,7 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
   running->assignment = assignment;
   running->started = now;
   running->deadline = now + test.settings.timeout;
+  running->next_slow_note = now + test.settings.slow;
 
   const auto failed_to_launch = [&](const std::string& why) {
     TestResult result;
@@ -148,7 +149,7 @@ schedule::RunnerWakeup ProcessTestRunner::wait() {
   for (;;) {
     reap();
     enforce_deadlines(Clock::now());
-    if (!finished_.empty() || wakeup.interrupt_signal) break;
+    if (!finished_.empty() || !slow_.empty() || wakeup.interrupt_signal) break;
     const auto event = signals_.wait_until(next_deadline());
     if (event.termination_signal) {
       // A second signal while stopping: no more grace.
@@ -159,6 +160,8 @@ schedule::RunnerWakeup ProcessTestRunner::wait() {
   }
   wakeup.finished = std::move(finished_);
   finished_.clear();
+  wakeup.slow = std::move(slow_);
+  slow_.clear();
   return wakeup;
 }
 
@@ -292,6 +295,13 @@ void ProcessTestRunner::signal_test(const RunningTest& running, int signal) cons
 
 void ProcessTestRunner::enforce_deadlines(Clock::time_point now) {
   for (auto& running : running_) {
+    if (!running->kill_at && !running->dump_until && now >= running->next_slow_note &&
+        now < running->deadline) {
+      slow_.push_back({running->assignment,
+                       std::chrono::duration_cast<std::chrono::milliseconds>(
+                           now - running->started)});
+      running->next_slow_note += running->test->settings.slow;
+    }
     if (running->kill_at) {
       if (now >= *running->kill_at) signal_test(*running, SIGKILL);
     } else if (running->dump_until) {
@@ -323,7 +333,7 @@ ProcessTestRunner::Clock::time_point ProcessTestRunner::next_deadline() const {
     else if (running->dump_until)
       next = std::min(next, *running->dump_until);
     else
-      next = std::min({next, running->deadline,
+      next = std::min({next, running->deadline, running->next_slow_note,
                        running->stop_at.value_or(Clock::time_point::max())});
   }
   return next;

@@ -68,6 +68,7 @@ class ProcessTestRunner final : public schedule::TestRunner {
     std::vector<Rank> ranks;
     Clock::time_point started;
     Clock::time_point deadline;                // the test's timeout
+    Clock::time_point next_slow_note;
     std::optional<Clock::time_point> stop_at;  // a rank failed: stop the rest then
     std::optional<Clock::time_point> dump_until;  // timed out: stacks being taken
     std::vector<Dumper> dumpers;
@@ -100,6 +101,7 @@ class ProcessTestRunner final : public schedule::TestRunner {
   RunnerOptions options_;
   std::vector<std::unique_ptr<RunningTest>> running_;
   std::vector<schedule::Finished> finished_;  // not yet returned by wait()
+  std::vector<schedule::SlowNotice> slow_;     // not yet returned by wait()
   bool stopping_ = false;  // stop_all() was called
 };
 

@@ -19,6 +19,7 @@ class JunitReporter final : public events::Reporter {
  private:
   void on(const events::RunStarted& event);
   void on(const events::TestStarted& event);
+  void on(const events::TestSlow& event);
   void on(const events::TestFinished& event);
   void on(const events::RunFinished& event);
 

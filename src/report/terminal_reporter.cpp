@@ -89,6 +89,12 @@ void TerminalReporter::on(const events::RunStarted& event) {
 
 void TerminalReporter::on(const events::TestStarted&) {}
 
+// A note, not a verdict: the test keeps running until its timeout.
+void TerminalReporter::on(const events::TestSlow& event) {
+  fmt::print(out_, "{:>8} [>{:7.3f}s] {}\n", "SLOW", event.elapsed.count() / 1000.0,
+             shown(event.test.id));
+}
+
 void TerminalReporter::on(const events::TestFinished& event) {
   const TestResult& result = event.result;
   const std::string id = shown(event.test.id);

@@ -64,6 +64,8 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
     if (running == 0) break;
 
     const RunnerWakeup wakeup = runner.wait();
+    for (const auto& notice : wakeup.slow)
+      observer.test_slow(plan[notice.assignment.test_index], notice);
     for (const auto& finished : wakeup.finished) {
       resources.release(finished.assignment.grant);
       --running;

@@ -24,8 +24,15 @@ struct Finished {
   TestResult result;
 };
 
+// A test still running after another `slow` period.
+struct SlowNotice {
+  Assignment assignment;
+  std::chrono::milliseconds elapsed{0};
+};
+
 struct RunnerWakeup {
   std::vector<Finished> finished;
+  std::vector<SlowNotice> slow;
   // SIGINT, SIGTERM or SIGHUP reached the runner.
   std::optional<int> interrupt_signal;
 };
@@ -54,6 +61,7 @@ class ScheduleObserver {
                              const Finished& finished) = 0;
   virtual void test_not_run(const select::PlannedTest& test,
                             const std::string& reason) = 0;
+  virtual void test_slow(const select::PlannedTest& test, const SlowNotice& notice) = 0;
 };
 
 // Why a run stopped early; a later, more severe reason replaces an earlier.

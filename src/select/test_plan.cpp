@@ -32,6 +32,7 @@ ResolvedSettings resolve_settings(const config::Config& config,
   for (const auto& entry : config.overrides) {
     if (!glob_matches_test(entry.filter, test)) continue;
     take(chosen.timeout, entry.settings.timeout);
+    take(chosen.slow, entry.settings.slow);
     take(chosen.ranks, entry.settings.ranks);
     take(chosen.devices, entry.settings.devices);
     take(chosen.exclusive, entry.settings.exclusive);
@@ -40,6 +41,7 @@ ResolvedSettings resolve_settings(const config::Config& config,
   }
   ResolvedSettings settings;
   settings.timeout = chosen.timeout.value_or(config.timeout);
+  settings.slow = chosen.slow.value_or(config.slow);
   settings.ranks = chosen.ranks.value_or(1);
   settings.devices = chosen.devices.value_or(std::map<std::string, int>{});
   settings.exclusive = chosen.exclusive.value_or(false);

@@ -25,6 +25,7 @@ bool selection_matches(const Selection& selection, const TestCase& test);
 // filter matches and that sets it, else the run's default.
 struct ResolvedSettings {
   config::Duration timeout;
+  config::Duration slow = std::chrono::seconds(60);
   int ranks = 1;
   std::map<std::string, int> devices;  // kind -> count, counts > 0 only
   bool exclusive = false;

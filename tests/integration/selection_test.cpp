@@ -106,3 +106,25 @@ TEST(Selection, TheLongestTestOfThePreviousRunStartsFirst) {
 
 }  // namespace
 }  // namespace ranktest::testing
+
+namespace ranktest::testing {
+namespace {
+
+TEST(Selection, ASlowTestGetsANoteEachPeriod) {
+  Workdir dir;
+  dir.write("ranktest.toml", "slow = \"400ms\"\n");
+  const auto run = run_ranktest(dir, {"run", fixture("outcomes"), "--exact", "Outcomes.LoopsForever",
+                                      "--timeout", "1s"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.out.find("    SLOW [>  0.4"), std::string::npos) << run.out;
+  int notes = 0;
+  for (const auto& event : run.events())
+    if (event["event"] == "test-slow") {
+      ++notes;
+      EXPECT_GE(event["elapsed_ms"].get<int>(), 400 * notes);
+    }
+  EXPECT_EQ(notes, 2);  // at 400 ms and 800 ms, then the timeout at 1 s
+}
+
+}  // namespace
+}  // namespace ranktest::testing

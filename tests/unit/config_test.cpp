@@ -97,7 +97,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "not an integer"},
         BadConfig{"jobz = 2\n",
                   "ranktest.toml:1:1: unknown key 'jobz'; known keys are: jobs, "
-                  "timeout, grace-period, fail-fast, state-dir, junit, devices, "
+                  "timeout, slow, grace-period, fail-fast, state-dir, junit, devices, "
                   "port-range, suspicious-output, source, override (see "
                   "docs/configuration.md)"},
         BadConfig{"port-range = [80, 90]\n",

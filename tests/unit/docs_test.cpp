@@ -43,6 +43,7 @@ TEST(Docs, EventSchemaNamesEveryEventAndField) {
   finished.result.exit = ProcessExit{};
   for (const events::Event& event :
        {events::Event(events::RunStarted{}), events::Event(events::TestStarted{}),
+        events::Event(events::TestSlow{}),
         events::Event(finished), events::Event(events::RunFinished{})}) {
     const auto json = events::to_json(event);
     EXPECT_NE(doc.find("`" + std::string(events::kind_name(event)) + "`"), std::string::npos);

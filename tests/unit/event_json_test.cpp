@@ -36,6 +36,7 @@ TEST(EventJson, TestFinishedCarriesEverythingAndStaysValidUtf8) {
 TEST(EventJson, EveryKindHasItsName) {
   EXPECT_EQ(to_json(RunStarted{})["event"], "run-started");
   EXPECT_EQ(to_json(TestStarted{})["event"], "test-started");
+  EXPECT_EQ(to_json(TestSlow{})["event"], "test-slow");
   EXPECT_EQ(to_json(RunFinished{})["event"], "run-finished");
   EXPECT_EQ(to_json(RunStarted{})["schema_version"], kSchemaVersion);
 }

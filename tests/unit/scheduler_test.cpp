@@ -93,6 +93,7 @@ class Recorder : public ScheduleObserver {
   void test_not_run(const select::PlannedTest& test, const std::string& reason) override {
     not_run[test.test.name] = reason;
   }
+  void test_slow(const select::PlannedTest&, const SlowNotice&) override {}
   int started = 0;
   std::map<std::string, Outcome> outcomes;
   std::map<std::string, std::string> not_run;
