@@ -168,7 +168,8 @@ int run_command(const CommandLine& cli) {
     execute::ProcessTestRunner runner(
         *folder, signals,
         execute::RunnerOptions{config.grace_period, !cli.no_capture,
-                               kinds_of(inventory), config.suspicious_output});
+                               kinds_of(inventory), config.max_output,
+                               config.suspicious_output});
     schedule::ResourcePool resources(
         config.jobs, inventory,
         schedule::PortPool(config.port_first, config.port_last,

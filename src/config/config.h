@@ -65,6 +65,7 @@ struct Config {
   Duration timeout = std::chrono::minutes(5);
   Duration slow = std::chrono::seconds(60);
   Duration grace_period = std::chrono::seconds(5);
+  std::uint64_t max_output = 100ull << 20;  // bytes kept of each log; 0: all
   bool fail_fast = false;
   std::filesystem::path state_dir = ".ranktest";
   std::optional<std::filesystem::path> junit;

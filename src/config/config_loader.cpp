@@ -1,5 +1,7 @@
 #include "config/config_loader.h"
 
+#include "config/byte_size.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -17,7 +19,8 @@ std::string Place::to_string() const {
 const std::vector<std::string>& KnownKeys::top_level() {
   static const std::vector<std::string> keys{
       "jobs",  "timeout", "slow", "grace-period", "fail-fast", "state-dir",
-      "junit", "devices", "port-range",   "suspicious-output", "source", "override"};
+      "junit", "max-output", "devices", "port-range", "suspicious-output", "source",
+      "override"};
   return keys;
 }
 const std::vector<std::string>& KnownKeys::source() {
@@ -195,6 +198,22 @@ std::optional<Error> read_top_level(const toml::table& table,
                              fmt::format("key 'port-range' must be {}", kRange));
     config.port_first = static_cast<int>(first);
     config.port_last = static_cast<int>(last);
+  }
+  if (const auto* node = table.get("max-output")) {
+    constexpr std::string_view kSize =
+        "a size: bytes, or a string such as \"100MiB\", \"64MB\", \"512KiB\" (0: no limit)";
+    if (node->is_integer() && node->value<int64_t>().value() >= 0) {
+      config.max_output = static_cast<std::uint64_t>(node->value<int64_t>().value());
+    } else if (const auto* text = node->as_string()) {
+      const auto size = parse_size(text->get());
+      if (!size)
+        return reader.error_at(node->source(),
+                               fmt::format("key 'max-output' has the value \"{}\", which is not {}",
+                                           text->get(), kSize));
+      config.max_output = *size;
+    } else {
+      return reader.wrong_type("max-output", *node, kSize);
+    }
   }
   if (const auto* node = table.get("suspicious-output")) {
     auto signatures = reader.strings("suspicious-output", *node);

@@ -8,6 +8,7 @@
 #include "discover/gtest_discoverer.h"
 #include "execute/gtest_result.h"
 #include "execute/rank_environment.h"
+#include "execute/output_limit.h"
 #include "execute/stack_dump.h"
 #include "execute/suspicious_output.h"
 #include "process/process_scan.h"
@@ -295,6 +296,8 @@ void ProcessTestRunner::signal_test(const RunningTest& running, int signal) cons
 
 void ProcessTestRunner::enforce_deadlines(Clock::time_point now) {
   for (auto& running : running_) {
+    for (const auto& rank : running->ranks)
+      if (!rank.child.exit()) release_middle(rank.log_path, options_.max_output);
     if (!running->kill_at && !running->dump_until && now >= running->next_slow_note &&
         now < running->deadline) {
       slow_.push_back({running->assignment,
@@ -342,6 +345,7 @@ ProcessTestRunner::Clock::time_point ProcessTestRunner::next_deadline() const {
 RankResult ProcessTestRunner::classify_rank(const RunningTest& running,
                                             const Rank& rank) const {
   const auto& test = running.test->test;
+  keep_head_and_tail(rank.log_path, options_.max_output);
   const auto tail = text::read_file_tail(rank.log_path, kTailBytes);
   std::optional<GtestVerdict> verdict;
   if (std::filesystem::exists(rank.report_path))

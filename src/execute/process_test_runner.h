@@ -25,6 +25,7 @@ struct RunnerOptions {
   // Device kinds the machine has: every test is told which of each it may
   // use, even none.
   std::vector<std::string> inventory_kinds;
+  std::uint64_t max_output = 0;  // bytes kept of each log; 0: all
   // Failure signatures that make a pass suspicious (suspicious-output).
   std::vector<std::string> suspicious_output;
 };

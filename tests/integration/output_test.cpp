@@ -108,3 +108,25 @@ TEST(Output, NoCaptureLetsTestsWriteToTheTerminal) {
 
 }  // namespace
 }  // namespace ranktest::testing
+
+namespace ranktest::testing {
+namespace {
+
+TEST(Output, MaxOutputKeepsHeadAndTailOfAHugeLog) {
+  Workdir dir;
+  dir.write("ranktest.toml", "max-output = \"1MiB\"\n");
+  const auto run = run_ranktest(dir, {"run", fixture("big_output"), "--junit", "junit.xml"});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  const auto finished = run.finished();
+  const auto log = finished.at("fixture_big_output::BigOutput.Prints50MegabytesThenFails")
+                       ["result"]["log"].get<std::string>();
+  EXPECT_LE(std::filesystem::file_size(log), (1u << 20) + 200);
+  const auto text = read_file(log);
+  EXPECT_LT(text.find("Note: Google Test filter"), 100u) << text.substr(0, 100);
+  EXPECT_NE(text.find("bytes of output dropped here"), std::string::npos);
+  EXPECT_NE(text.find("the last line"), std::string::npos);
+  EXPECT_NE(run.out.find("the last line"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ranktest::testing

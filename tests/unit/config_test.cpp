@@ -97,9 +97,9 @@ INSTANTIATE_TEST_SUITE_P(
                   "not an integer"},
         BadConfig{"jobz = 2\n",
                   "ranktest.toml:1:1: unknown key 'jobz'; known keys are: jobs, "
-                  "timeout, slow, grace-period, fail-fast, state-dir, junit, devices, "
-                  "port-range, suspicious-output, source, override (see "
-                  "docs/configuration.md)"},
+                  "timeout, slow, grace-period, fail-fast, state-dir, junit, "
+                  "max-output, devices, port-range, suspicious-output, source, override "
+                  "(see docs/configuration.md)"},
         BadConfig{"port-range = [80, 90]\n",
                   "ranktest.toml:1:14: key 'port-range' must be an array of two ports "
                   "[first, last] within 1024-65535"},

@@ -1,0 +1,55 @@
+#include "execute/output_limit.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
+namespace ranktest::execute {
+namespace {
+constexpr std::uint64_t kBlock = 4096;
+}
+
+void release_middle(const std::filesystem::path& log, std::uint64_t limit) {
+  std::error_code error;
+  const auto size = std::filesystem::file_size(log, error);
+  if (error || limit == 0 || size <= limit) return;
+  // Whole blocks between the head and the tail that will be kept.
+  const std::uint64_t first = (limit / 2 + kBlock - 1) / kBlock * kBlock;
+  const std::uint64_t last = (size - limit / 2) / kBlock * kBlock;
+  if (last <= first) return;
+  const int fd = open(log.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(first),
+            static_cast<off_t>(last - first));
+  close(fd);
+}
+
+std::uint64_t keep_head_and_tail(const std::filesystem::path& log, std::uint64_t limit) {
+  std::error_code error;
+  const auto size = std::filesystem::file_size(log, error);
+  if (error || limit == 0 || size <= limit) return 0;
+  const std::uint64_t keep = limit / 2;
+  std::ifstream in(log, std::ios::binary);
+  std::string head(keep, '\0'), tail(keep, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(keep));
+  in.seekg(static_cast<std::streamoff>(size - keep));
+  in.read(tail.data(), static_cast<std::streamsize>(keep));
+  const std::uint64_t dropped = size - 2 * keep;
+  const auto temporary = log.string() + ".limited";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << head
+        << fmt::format("\n[ranktest: {} bytes of output dropped here; max-output keeps the "
+                       "first and last {} bytes]\n",
+                       dropped, keep)
+        << tail;
+    if (!out) return 0;
+  }
+  std::filesystem::rename(temporary, log, error);
+  return error ? 0 : dropped;
+}
+
+}  // namespace ranktest::execute

@@ -1,0 +1,21 @@
+// Keeping a test's log within `max-output` whatever it prints: the head and
+// the tail are kept, the middle dropped with a marker saying how much.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+
+namespace ranktest::execute {
+
+// While the test runs: frees the disk blocks of the middle of a log that
+// has grown past `limit` (a hole; offsets and the writers' O_APPEND are
+// untouched), so the disk use stays near the limit. No-op where the file
+// system cannot punch holes.
+void release_middle(const std::filesystem::path& log, std::uint64_t limit);
+
+// When the test has ended: rewrites a log over `limit` as its first and
+// last limit/2 bytes with a line between them saying how many bytes were
+// dropped. Returns that number (0 when nothing was dropped).
+std::uint64_t keep_head_and_tail(const std::filesystem::path& log, std::uint64_t limit);
+
+}  // namespace ranktest::execute
