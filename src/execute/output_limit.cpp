@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 
@@ -32,20 +33,28 @@ std::uint64_t keep_head_and_tail(const std::filesystem::path& log, std::uint64_t
   const auto size = std::filesystem::file_size(log, error);
   if (error || limit == 0 || size <= limit) return 0;
   const std::uint64_t keep = limit / 2;
-  std::ifstream in(log, std::ios::binary);
-  std::string head(keep, '\0'), tail(keep, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(keep));
-  in.seekg(static_cast<std::streamoff>(size - keep));
-  in.read(tail.data(), static_cast<std::streamsize>(keep));
   const std::uint64_t dropped = size - 2 * keep;
+  std::ifstream in(log, std::ios::binary);
   const auto temporary = log.string() + ".limited";
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << head
-        << fmt::format("\n[ranktest: {} bytes of output dropped here; max-output keeps the "
+    // Copied through a small buffer: the runner's memory does not grow with
+    // the limit.
+    std::string buffer(1 << 16, '\0');
+    const auto copy = [&](std::uint64_t bytes) {
+      while (bytes > 0 && in) {
+        const auto chunk = static_cast<std::streamsize>(std::min<std::uint64_t>(bytes, buffer.size()));
+        in.read(buffer.data(), chunk);
+        out.write(buffer.data(), in.gcount());
+        bytes -= static_cast<std::uint64_t>(in.gcount());
+      }
+    };
+    copy(keep);
+    out << fmt::format("\n[ranktest: {} bytes of output dropped here; max-output keeps the "
                        "first and last {} bytes]\n",
-                       dropped, keep)
-        << tail;
+                       dropped, keep);
+    in.seekg(static_cast<std::streamoff>(size - keep));
+    copy(keep);
     if (!out) return 0;
   }
   std::filesystem::rename(temporary, log, error);
