@@ -57,6 +57,10 @@ TEST(Collective, AllReduceAddsEveryRanksGradient) {
   allreduce.run();
   EXPECT_EQ(gradient.front(), 100.0f);  // 10 + 20 + 30 + 40
   EXPECT_EQ(gradient.back(), 100.0f);
+  // Nobody leaves before everyone is done: a rank that exits while a peer
+  // still talks to it makes that peer fail with "Connection closed by peer"
+  // (ranktest caught exactly that in this test before the barrier was here).
+  gloo::BarrierAllToOne(context).run();
 }
 
 // Rank 2 reads a corrupt shard and fails before it joins; the other ranks

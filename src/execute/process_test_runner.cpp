@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <thread>
 
 #include "discover/gtest_discoverer.h"
 #include "execute/gtest_result.h"
@@ -230,6 +231,13 @@ void ProcessTestRunner::end_left_behind(RunningTest& running,
   // was left behind. The last rank is a zombie, so its group id is safe.
   running.left_behind =
       process::find_test_processes(last_rank.process_group(), markers(running));
+  // A child that is exiting right now (an _exit() racing its parent's)
+  // is not a leak: give what was found a moment to become a zombie.
+  for (int wait = 0; wait < 20 && !running.left_behind.empty(); ++wait) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    running.left_behind =
+        process::find_test_processes(last_rank.process_group(), markers(running));
+  }
   last_rank.signal_group(SIGKILL);
   for (const pid_t pid : running.left_behind) ::kill(pid, SIGKILL);
 }
