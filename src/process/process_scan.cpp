@@ -6,7 +6,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <chrono>
+#include <filesystem>
 #include <fstream>
+#include <thread>
 #include <iterator>
 
 namespace ranktest::process {
@@ -19,7 +22,7 @@ std::string read_proc_file(const std::string& path) {
 
 // State and process group from /proc/PID/stat; the command name in
 // parentheses may contain spaces and ')' so fields count from the last ')'.
-bool read_state(const std::string& pid, char& state, pid_t& group) {
+bool read_state(const std::string& pid, char& state, pid_t& parent, pid_t& group) {
   const std::string stat = read_proc_file("/proc/" + pid + "/stat");
   const auto close = stat.rfind(')');
   if (close == std::string::npos || close + 2 >= stat.size()) return false;
@@ -29,12 +32,29 @@ bool read_state(const std::string& pid, char& state, pid_t& group) {
   long pgrp = 0;
   if (std::sscanf(stat.c_str() + close + 3, "%lu %ld", &ppid, &pgrp) != 2) return false;
   group = static_cast<pid_t>(pgrp);
+  parent = static_cast<pid_t>(ppid);
   return true;
 }
 
-bool has_markers(const std::string& pid, const std::vector<std::string>& markers) {
+// The environment of a live process. It reads empty while the process is
+// inside execve() (its memory is being replaced); for an orphan of ours (a
+// test's escaped process, reparented to this subreaper) that answer is
+// retried. Others, kernel threads among them, may really have none.
+std::string read_environment(const std::string& pid, bool ours) {
+  std::string environ = read_proc_file("/proc/" + pid + "/environ");
+  for (int retry = 0; ours && environ.empty() && retry < 20; ++retry) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::error_code gone;
+    if (!std::filesystem::exists("/proc/" + pid, gone)) break;
+    environ = read_proc_file("/proc/" + pid + "/environ");
+  }
+  return environ;
+}
+
+bool has_markers(const std::string& pid, const std::vector<std::string>& markers,
+                 bool ours) {
   if (markers.empty()) return false;
-  const std::string environ = read_proc_file("/proc/" + pid + "/environ");
+  const std::string environ = read_environment(pid, ours);
   return std::all_of(markers.begin(), markers.end(), [&](const std::string& marker) {
     // Entries are NUL-separated; match a whole entry.
     for (auto at = environ.find(marker); at != std::string::npos;
@@ -74,9 +94,10 @@ std::vector<pid_t> find_test_processes(pid_t group, const std::vector<std::strin
     if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
     if (std::stol(pid) == self) continue;
     char state = 0;
-    pid_t process_group = 0;
-    if (!read_state(pid, state, process_group) || state == 'Z' || state == 'X') continue;
-    if (process_group == group || has_markers(pid, markers))
+    pid_t parent = 0, process_group = 0;
+    if (!read_state(pid, state, parent, process_group) || state == 'Z' || state == 'X')
+      continue;
+    if (process_group == group || has_markers(pid, markers, parent == self))
       found.push_back(static_cast<pid_t>(std::stol(pid)));
   }
   closedir(proc);

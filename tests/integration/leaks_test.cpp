@@ -36,7 +36,7 @@ TEST(Leaks, EveryWayOfLeavingAProcessIsFoundAndEnded) {
             "[[source]]\npaths = [\"" + fixture("leaks") + "\"]\n"
             "[[override]]\nfilter = \"Leaks.BackgroundJobWarnedOnly\"\nleak = \"warn\"\n");
   const auto run = run_ranktest(dir, {"run"});
-  EXPECT_EQ(run.exit_code, 1) << run.out;
+  ASSERT_EQ(run.exit_code, 1) << run.out << run.err;
   const auto finished = run.finished();
   const auto result = [&](const std::string& name) {
     return finished.at("fixture_leaks::Leaks." + name)["result"];
