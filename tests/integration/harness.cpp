@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -74,6 +75,10 @@ Invocation run_ranktest(const Workdir& workdir,
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   result.out = read_file(out_path);
   result.err = read_file(err_path);
+  // Exit 4 is ranktest failing itself: whatever the test expected, show why.
+  if (result.exit_code == 4)
+    std::fprintf(stderr, "ranktest exited 4 (internal error); it printed on stderr:\n%s\n",
+                 result.err.c_str());
   return result;
 }
 
