@@ -1,6 +1,7 @@
 #include "process/process_scan.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -15,9 +16,21 @@
 namespace ranktest::process {
 namespace {
 
+// With read(2), not a stream: a process that exits while its /proc file is
+// read makes read() fail with ESRCH, which libstdc++'s filebuf turns into
+// an exception.
 std::string read_proc_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
+  std::string content;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return content;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n <= 0) break;
+    content.append(buffer, static_cast<std::size_t>(n));
+  }
+  close(fd);
+  return content;
 }
 
 // State and process group from /proc/PID/stat; the command name in

@@ -20,10 +20,16 @@ std::string fixture(const std::string& name) {
 }
 
 std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream content;
-  content << in.rdbuf();
-  return content.str();
+  // Also reads /proc files of processes that may exit meanwhile, where
+  // libstdc++'s filebuf throws on the failed read: an empty answer then.
+  try {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream content;
+    content << in.rdbuf();
+    return content.str();
+  } catch (const std::exception&) {
+    return {};
+  }
 }
 
 Workdir::Workdir() {
