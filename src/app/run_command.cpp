@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <random>
 
 #include "app/prepare.h"
 #include "events/dispatcher.h"
@@ -165,6 +166,7 @@ int run_command(const CommandLine& cli) {
   process::become_subreaper();
   schedule::ScheduleResult schedule;
   {
+    process::PortLocks port_locks;
     execute::ProcessTestRunner runner(
         *folder, signals,
         execute::RunnerOptions{config.grace_period, !cli.no_capture,
@@ -172,8 +174,14 @@ int run_command(const CommandLine& cli) {
                                config.suspicious_output});
     schedule::ResourcePool resources(
         config.jobs, inventory,
-        schedule::PortPool(config.port_first, config.port_last,
-                           process::tcp_port_is_free));
+        schedule::PortPool(
+            config.port_first, config.port_last,
+            [&](int port) { return port_locks.claim(port); },
+            [&](int port) { port_locks.release(port); },
+            // Runners started together begin their searches far apart.
+            config.port_first + static_cast<int>(std::random_device{}() %
+                                                 static_cast<unsigned>(config.port_last -
+                                                                       config.port_first + 1))));
     schedule = schedule::run_schedule(plan.to_run,
                                       schedule::ScheduleOptions{config.fail_fast},
                                       resources, runner, recorder);

@@ -1,8 +1,13 @@
 #include "process/port_probe.h"
 
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <cstdlib>
 
 namespace ranktest::process {
 
@@ -19,6 +24,42 @@ bool tcp_port_is_free(int port) {
                     listen(fd, 1) == 0;
   close(fd);
   return free;
+}
+
+PortLocks::PortLocks() {
+  const char* base = std::getenv("TMPDIR");
+  const std::string folder = std::string(base && *base ? base : "/tmp") + "/ranktest-ports";
+  mkdir(folder.c_str(), 01777);  // shared by every user's runs, like /tmp
+  if (access(folder.c_str(), W_OK) == 0) folder_ = folder;
+}
+
+PortLocks::~PortLocks() {
+  for (const auto& [port, fd] : fds_) close(fd);
+}
+
+bool PortLocks::claim(int port) {
+  int fd = -1;
+  if (!folder_.empty()) {
+    const std::string path = folder_ + "/" + std::to_string(port) + ".lock";
+    fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      close(fd);
+      return false;  // another runner holds it
+    }
+  }
+  if (!tcp_port_is_free(port)) {
+    if (fd >= 0) close(fd);
+    return false;
+  }
+  if (fd >= 0) fds_[port] = fd;
+  return true;
+}
+
+void PortLocks::release(int port) {
+  if (const auto it = fds_.find(port); it != fds_.end()) {
+    close(it->second);
+    fds_.erase(it);
+  }
 }
 
 }  // namespace ranktest::process

@@ -4,14 +4,18 @@
 
 namespace ranktest::schedule {
 
-PortPool::PortPool(int first, int last, Probe probe)
-    : first_(first), last_(last), next_(first), probe_(std::move(probe)) {}
+PortPool::PortPool(int first, int last, Claim claim, Unclaim unclaim, int start)
+    : first_(first),
+      last_(last),
+      next_(start >= first && start <= last ? start : first),
+      claim_(std::move(claim)),
+      unclaim_(std::move(unclaim)) {}
 
 std::optional<int> PortPool::acquire() {
   const int size = last_ - first_ + 1;
   for (int i = 0; i < size; ++i) {
     const int port = first_ + (next_ - first_ + i) % size;
-    if (held_.count(port) || (probe_ && !probe_(port))) continue;
+    if (held_.count(port) || (claim_ && !claim_(port))) continue;
     held_.insert(port);
     next_ = port == last_ ? first_ : port + 1;
     return port;
@@ -19,7 +23,9 @@ std::optional<int> PortPool::acquire() {
   return std::nullopt;
 }
 
-void PortPool::release(int port) { held_.erase(port); }
+void PortPool::release(int port) {
+  if (held_.erase(port) && unclaim_) unclaim_(port);
+}
 
 ResourcePool::ResourcePool(int slots, config::DeviceInventory devices, PortPool ports)
     : total_slots_(std::max(1, slots)),

@@ -22,19 +22,22 @@ struct Grant {
 };
 
 // Ports from a range, each held by at most one running test. Handed out
-// round-robin so a port just released (and perhaps in TIME_WAIT) is the
-// last to come again; the probe skips ports something else listens on.
+// round-robin from `start` so a port just released (and perhaps in
+// TIME_WAIT) is the last to come again. `claim` may refuse a port (another
+// runner holds it, something listens on it); `unclaim` gives it back.
 class PortPool {
  public:
-  using Probe = std::function<bool(int port)>;
-  PortPool(int first, int last, Probe probe);
+  using Claim = std::function<bool(int port)>;
+  using Unclaim = std::function<void(int port)>;
+  PortPool(int first, int last, Claim claim, Unclaim unclaim = {}, int start = 0);
   std::optional<int> acquire();
   void release(int port);
 
  private:
   int first_, last_;
   int next_;  // where the next search starts
-  Probe probe_;
+  Claim claim_;
+  Unclaim unclaim_;
   std::set<int> held_;
 };
 

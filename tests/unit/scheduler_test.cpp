@@ -111,7 +111,7 @@ std::vector<select::PlannedTest> make_plan(int count) {
 }
 
 ResourcePool make_pool(int slots, config::DeviceInventory devices = {},
-                       PortPool::Probe probe = {}) {
+                       PortPool::Claim probe = {}) {
   return ResourcePool(slots, std::move(devices), PortPool(30000, 30063, std::move(probe)));
 }
 
@@ -246,6 +246,35 @@ TEST(Scheduler, EmptyPlanTerminates) {
   const auto result = run_schedule(plan, {false}, pool, runner, recorder);
   EXPECT_EQ(result.cancel, CancelReason::none);
   EXPECT_EQ(recorder.started, 0);
+}
+
+}  // namespace
+}  // namespace ranktest::schedule
+
+#include "process/port_probe.h"
+
+namespace ranktest::schedule {
+namespace {
+
+TEST(PortPool, StartsWhereToldAndGivesBackWhatItClaimed) {
+  std::set<int> claimed;
+  PortPool ports(5000, 5009, [&](int port) { return claimed.insert(port).second; },
+                 [&](int port) { claimed.erase(port); }, 5007);
+  EXPECT_EQ(ports.acquire(), 5007);
+  ports.release(5007);
+  EXPECT_TRUE(claimed.empty());
+}
+
+TEST(PortLocks, TwoRunnersNeverHoldTheSamePort) {
+  process::PortLocks first, second;
+  int port = 0;
+  for (int candidate = 42000; candidate < 42100 && !port; ++candidate)
+    if (first.claim(candidate)) port = candidate;
+  ASSERT_NE(port, 0);
+  EXPECT_FALSE(second.claim(port));  // held by the first runner
+  first.release(port);
+  EXPECT_TRUE(second.claim(port));
+  second.release(port);
 }
 
 }  // namespace
