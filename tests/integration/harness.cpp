@@ -1,5 +1,6 @@
 #include "harness.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -117,6 +118,25 @@ std::map<std::string, nlohmann::json> Invocation::finished() const {
   for (const auto& event : events())
     if (event["event"] == "test-finished") by_id[event["test"]["id"]] = event;
   return by_id;
+}
+
+std::vector<std::string> surviving_processes(const std::filesystem::path& run_dir) {
+  const std::string marker = "RANKTEST_RUN_DIR=" + run_dir.string() + "\n";
+  std::vector<std::string> found;
+  DIR* proc = opendir("/proc");
+  while (const auto* entry = proc ? readdir(proc) : nullptr) {
+    const std::string pid = entry->d_name;
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string environ = read_file("/proc/" + pid + "/environ");
+    for (auto& c : environ) if (c == '\0') c = '\n';
+    const std::string stat = read_file("/proc/" + pid + "/stat");
+    const auto close = stat.rfind(')');
+    const bool zombie = close != std::string::npos && close + 2 < stat.size() &&
+                        stat[close + 2] == 'Z';
+    if (!zombie && environ.find(marker) != std::string::npos) found.push_back(pid);
+  }
+  if (proc) closedir(proc);
+  return found;
 }
 
 int shell(const std::string& command, std::string* output) {

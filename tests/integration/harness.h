@@ -49,6 +49,10 @@ Invocation run_ranktest(const Workdir& workdir,
 
 std::string read_file(const std::filesystem::path& path);
 
+// The pids of live (not zombie) processes whose environment says they were
+// started by the run in `run_dir`: what a run left running.
+std::vector<std::string> surviving_processes(const std::filesystem::path& run_dir);
+
 // Runs a shell command, returning its exit status and output.
 int shell(const std::string& command, std::string* output = nullptr);
 

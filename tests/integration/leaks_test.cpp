@@ -1,34 +1,12 @@
 // A test that passes but leaves processes running is `leaked` (or warned
 // about with leak = "warn"), and nothing it left survives the run, even
 // processes that left its process group.
-#include <dirent.h>
 #include <gtest/gtest.h>
 
 #include "harness.h"
 
 namespace ranktest::testing {
 namespace {
-
-std::vector<std::string> survivors(const std::filesystem::path& run_dir) {
-  const std::string marker = "RANKTEST_RUN_DIR=" + run_dir.string();
-  std::vector<std::string> found;
-  DIR* proc = opendir("/proc");
-  while (proc) {
-    const auto* entry = readdir(proc);
-    if (!entry) break;
-    const std::string pid = entry->d_name;
-    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string environ = read_file("/proc/" + pid + "/environ");
-    for (auto& c : environ) if (c == '\0') c = '\n';
-    const std::string stat = read_file("/proc/" + pid + "/stat");
-    const auto close = stat.rfind(')');
-    const bool zombie = close != std::string::npos && close + 2 < stat.size() &&
-                        stat[close + 2] == 'Z';
-    if (!zombie && environ.find(marker + "\n") != std::string::npos) found.push_back(pid);
-  }
-  if (proc) closedir(proc);
-  return found;
-}
 
 TEST(Leaks, EveryWayOfLeavingAProcessIsFoundAndEnded) {
   Workdir dir;
@@ -51,7 +29,7 @@ TEST(Leaks, EveryWayOfLeavingAProcessIsFoundAndEnded) {
   EXPECT_EQ(result("ChildWaitedForIsNoLeak")["outcome"], "passed");
   EXPECT_EQ(result("ChildWaitedForIsNoLeak")["reason"], "");
   EXPECT_EQ(run.last_out_line(), "ranktest: 2 passed, 2 failed, 0 skipped");
-  EXPECT_EQ(survivors(run.run_dir()), std::vector<std::string>{});
+  EXPECT_EQ(surviving_processes(run.run_dir()), std::vector<std::string>{});
 }
 
 }  // namespace

@@ -1,6 +1,5 @@
 // Every way a gtest test can end is classified exactly, in the events, the
 // terminal and the JUnit report.
-#include <dirent.h>
 #include <gtest/gtest.h>
 
 #include <pugixml.hpp>
@@ -116,18 +115,7 @@ TEST_F(OutcomesTest, NothingTheTestsStartedIsLeftRunning) {
   EXPECT_EQ(result("fixture_outcomes::Outcomes.LeavesASleeperBehind")["outcome"],
             "leaked");
   // Every process a test starts carries RANKTEST_RUN_DIR; none may remain.
-  const std::string marker = "RANKTEST_RUN_DIR=" + run_->run_dir().string();
-  DIR* proc = opendir("/proc");
-  ASSERT_NE(proc, nullptr);
-  std::vector<std::string> survivors;
-  while (auto* entry = readdir(proc)) {
-    const std::string pid = entry->d_name;
-    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string environ = read_file("/proc/" + pid + "/environ");
-    for (auto& c : environ) if (c == '\0') c = '\n';
-    if (environ.find(marker + "\n") != std::string::npos) survivors.push_back(pid);
-  }
-  closedir(proc);
+  const auto survivors = surviving_processes(run_->run_dir());
   EXPECT_TRUE(survivors.empty()) << "processes left running: " << survivors.size();
 }
 

@@ -87,12 +87,6 @@ TEST(Output, ParameterisedNamesAreListedAndRun) {
   }
 }
 
-}  // namespace
-}  // namespace ranktest::testing
-
-namespace ranktest::testing {
-namespace {
-
 TEST(Output, NoCaptureLetsTestsWriteToTheTerminal) {
   Workdir dir;
   const auto run = run_ranktest(
@@ -105,12 +99,6 @@ TEST(Output, NoCaptureLetsTestsWriteToTheTerminal) {
   EXPECT_EQ(run.finished().at("fixture_outcomes::Outcomes.Fails")["result"]["outcome"], "failed");
   EXPECT_EQ(run.last_out_line(), "ranktest: 0 passed, 1 failed, 0 skipped");
 }
-
-}  // namespace
-}  // namespace ranktest::testing
-
-namespace ranktest::testing {
-namespace {
 
 TEST(Output, MaxOutputKeepsHeadAndTailOfAHugeLog) {
   Workdir dir;

@@ -65,12 +65,6 @@ TEST(Selection, FailFastStopsStartingTests) {
             "not-run");
 }
 
-}  // namespace
-}  // namespace ranktest::testing
-
-namespace ranktest::testing {
-namespace {
-
 TEST(Selection, EachFilterFlagTakesOneValue) {
   Workdir dir;
   // The binary after --filter is a binary, not a second pattern.
@@ -78,12 +72,6 @@ TEST(Selection, EachFilterFlagTakesOneValue) {
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(run.last_out_line(), "ranktest: 1 passed, 0 failed, 0 skipped");
 }
-
-}  // namespace
-}  // namespace ranktest::testing
-
-namespace ranktest::testing {
-namespace {
 
 TEST(Selection, TheLongestTestOfThePreviousRunStartsFirst) {
   Workdir dir;
@@ -103,12 +91,6 @@ TEST(Selection, TheLongestTestOfThePreviousRunStartsFirst) {
   EXPECT_EQ(started_order(second),
             (std::vector<std::string>{"Outcomes.LoopsForever", "Outcomes.Passes"}));
 }
-
-}  // namespace
-}  // namespace ranktest::testing
-
-namespace ranktest::testing {
-namespace {
 
 TEST(Selection, ASlowTestGetsANoteEachPeriod) {
   Workdir dir;

@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "execute/stack_dump.h"
 #include "report/rank_output.h"
 
 namespace ranktest {
@@ -61,14 +62,6 @@ TEST(RankOutput, IdenticalLinesAcrossRanksArePrintedOnce) {
                                               "[ranks 0-1] waiting  [×3]",
                                               "[rank 2] connection refused"}));
 }
-
-}  // namespace
-}  // namespace ranktest
-
-#include "execute/stack_dump.h"
-
-namespace ranktest {
-namespace {
 
 TEST(StackSummary, TheMainThreadsInnermostFramesWithShortNames) {
   const std::string gdb =

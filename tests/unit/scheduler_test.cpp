@@ -1,6 +1,8 @@
 // The scheduler against a fake runner: no process is started.
 #include "schedule/scheduler.h"
 
+#include "process/port_probe.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -247,14 +249,6 @@ TEST(Scheduler, EmptyPlanTerminates) {
   EXPECT_EQ(result.cancel, CancelReason::none);
   EXPECT_EQ(recorder.started, 0);
 }
-
-}  // namespace
-}  // namespace ranktest::schedule
-
-#include "process/port_probe.h"
-
-namespace ranktest::schedule {
-namespace {
 
 TEST(PortPool, StartsWhereToldAndGivesBackWhatItClaimed) {
   std::set<int> claimed;
