@@ -66,6 +66,9 @@ int main(int argc, char** argv) {
                   "default per-test timeout, e.g. 90s, 5m (default 5m)");
   run->add_flag("--fail-fast", cli.fail_fast,
                 "start no new test after the first failure");
+  run->add_flag("--audit-children", cli.audit_children,
+                "trace every process tests start; a pass whose child crashed or exited "
+                "non-zero is child-failed");
   run->add_flag("--no-capture", cli.no_capture,
                 "let tests write to the terminal (runs one at a time)");
   run->add_option("--junit", cli.junit, "write a JUnit XML report to PATH");

@@ -22,6 +22,7 @@ struct CommandLine {
   std::optional<int> jobs;
   std::optional<config::Duration> timeout;
   bool fail_fast = false;
+  bool audit_children = false;  // the default for every test; overrides may say otherwise
   bool no_capture = false;
   std::optional<std::filesystem::path> junit;
   std::optional<std::filesystem::path> state_dir;

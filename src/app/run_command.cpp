@@ -9,6 +9,8 @@
 #include "events/dispatcher.h"
 #include "events/journal.h"
 #include "events/previous_durations.h"
+#include "execute/child_audit.h"
+#include "process/test_cgroup.h"
 #include "execute/process_test_runner.h"
 #include "execute/run_folder.h"
 #include "report/junit_reporter.h"
@@ -154,9 +156,23 @@ int run_command(const CommandLine& cli) {
   if (config.junit)
     dispatcher.add(std::make_unique<report::JunitReporter>(*config.junit));
 
+  // A cgroup per test where the machine allows it; said once if a limit
+  // the configuration asks for cannot be enforced here.
+  const auto cgroups = process::CgroupTree::open();
+  const auto wants = [&](auto member) {
+    return std::any_of(plan.to_run.begin(), plan.to_run.end(),
+                       [&](const auto& test) { return (test.settings.*member).has_value(); });
+  };
+  if (wants(&select::ResolvedSettings::max_processes) && !cgroups->limits_processes())
+    fmt::print(stderr, "ranktest: warning: max-processes is not enforced: no writable pids "
+                       "controller here ({})\n", cgroups->description());
+  if (wants(&select::ResolvedSettings::max_memory) && !cgroups->limits_memory())
+    fmt::print(stderr, "ranktest: warning: max-memory is not enforced: no writable memory "
+                       "controller here ({})\n", cgroups->description());
+
   dispatcher.dispatch(events::RunStarted{
       folder->run_id(), started, folder->path().string(), plan.to_run.size(),
-      plan.to_skip.size(), plan.filtered_out, config.jobs});
+      plan.to_skip.size(), plan.filtered_out, config.jobs, cgroups->description()});
   RunRecorder recorder(folder->run_id(), dispatcher);
   for (const auto& test : plan.to_skip) recorder.test_skipped(test);
   for (const auto& entry : plan.cannot_run) recorder.test_cannot_run(entry);
@@ -171,7 +187,8 @@ int run_command(const CommandLine& cli) {
         *folder, signals,
         execute::RunnerOptions{config.grace_period, !cli.no_capture,
                                kinds_of(inventory), config.max_output,
-                               config.suspicious_output});
+                               config.suspicious_output, execute::audit_helper_path(),
+                               cgroups->available() ? cgroups.get() : nullptr});
     schedule::ResourcePool resources(
         config.jobs, inventory,
         schedule::PortPool(

@@ -1,5 +1,7 @@
 #include "config/byte_size.h"
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <utility>
 
@@ -16,6 +18,13 @@ std::optional<std::uint64_t> parse_size(std::string_view text) {
   for (const auto& [name, scale] : kUnits)
     if (unit == name) return number * scale;
   return std::nullopt;
+}
+
+std::string format_size(std::uint64_t bytes) {
+  if (bytes < (1ull << 10)) return fmt::format("{} B", bytes);
+  if (bytes < (1ull << 20)) return fmt::format("{:.1f} KiB", bytes / 1024.0);
+  if (bytes < (1ull << 30)) return fmt::format("{:.1f} MiB", bytes / 1048576.0);
+  return fmt::format("{:.2f} GiB", bytes / 1073741824.0);
 }
 
 }  // namespace ranktest::config

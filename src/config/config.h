@@ -2,6 +2,7 @@
 // command line. Every key is documented in docs/configuration.md.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -43,6 +44,12 @@ struct TestSettings {
   // Processes left running when the test ends: a failure ("fail"), or a
   // warning on a passing test ("warn").
   std::optional<bool> leak_is_failure;
+  // Trace the test's processes and fail a pass whose children crashed or
+  // exited non-zero (child-failed).
+  std::optional<bool> audit_children;
+  // Limits on the test's cgroup, where ranktest can create one.
+  std::optional<int> max_processes;
+  std::optional<std::uint64_t> max_memory;
 };
 
 // Devices by kind, each with the ids the framework knows them by
@@ -69,6 +76,9 @@ struct Config {
   bool fail_fast = false;
   std::filesystem::path state_dir = ".ranktest";
   std::optional<std::filesystem::path> junit;
+  // Top-level audit-children, max-processes and max-memory: every test's
+  // default, which [[override]] entries refine.
+  TestSettings defaults;
 
   DeviceInventory devices;  // only what [devices] says
   // Text that, in a passing test's output, suggests a failure was swallowed.

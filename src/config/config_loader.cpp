@@ -19,8 +19,8 @@ std::string Place::to_string() const {
 const std::vector<std::string>& KnownKeys::top_level() {
   static const std::vector<std::string> keys{
       "jobs",  "timeout", "slow", "grace-period", "fail-fast", "state-dir",
-      "junit", "max-output", "devices", "port-range", "suspicious-output", "source",
-      "override"};
+      "junit", "max-output", "devices", "port-range", "suspicious-output", "audit-children",
+      "max-processes", "max-memory", "source", "override"};
   return keys;
 }
 const std::vector<std::string>& KnownKeys::source() {
@@ -30,7 +30,8 @@ const std::vector<std::string>& KnownKeys::source() {
 }
 const std::vector<std::string>& KnownKeys::override_table() {
   static const std::vector<std::string> keys{
-      "filter", "timeout", "slow", "ranks", "devices", "exclusive", "labels", "leak"};
+      "filter", "timeout", "slow", "ranks", "devices", "exclusive", "labels", "leak",
+      "audit-children", "max-processes", "max-memory"};
   return keys;
 }
 const std::vector<std::string>& KnownKeys::device_kinds() {
@@ -110,6 +111,42 @@ class TableReader {
                                   key, context_, text->get(), kExpected));
     }
     return wrong_type(key, node, kExpected);
+  }
+
+  Expected<std::uint64_t> size(std::string_view key, const toml::node& node) const {
+    constexpr std::string_view kSize =
+        "a size: bytes, or a string such as \"100MiB\", \"64MB\", \"512KiB\"";
+    if (node.is_integer() && node.value<int64_t>().value() >= 0)
+      return static_cast<std::uint64_t>(node.value<int64_t>().value());
+    if (const auto* text = node.as_string()) {
+      if (const auto parsed = parse_size(text->get())) return *parsed;
+      return error_at(node.source(),
+                      fmt::format("key '{}'{} has the value \"{}\", which is not {}", key,
+                                  context_, text->get(), kSize));
+    }
+    return wrong_type(key, node, kSize);
+  }
+
+  // The settings a test can get both from the top level (every test's
+  // default) and from an [[override]].
+  std::optional<Error> limits(const toml::table& table, TestSettings& settings) const {
+    if (const auto* node = table.get("audit-children")) {
+      if (!node->is_boolean()) return wrong_type("audit-children", *node, "true or false");
+      settings.audit_children = node->value<bool>().value();
+    }
+    if (const auto* node = table.get("max-processes")) {
+      const auto count = node->value<int64_t>();
+      if (!node->is_integer() || *count < 1 || *count > 4194304)
+        return wrong_type("max-processes", *node, "an integer from 1 to 4194304");
+      settings.max_processes = static_cast<int>(*count);
+    }
+    if (const auto* node = table.get("max-memory")) {
+      auto bytes = size("max-memory", *node);
+      if (!bytes) return bytes.error();
+      if (*bytes == 0) return wrong_type("max-memory", *node, "a size above 0");
+      settings.max_memory = *bytes;
+    }
+    return std::nullopt;
   }
 
   Expected<std::vector<std::string>> strings(std::string_view key,
@@ -200,21 +237,11 @@ std::optional<Error> read_top_level(const toml::table& table,
     config.port_last = static_cast<int>(last);
   }
   if (const auto* node = table.get("max-output")) {
-    constexpr std::string_view kSize =
-        "a size: bytes, or a string such as \"100MiB\", \"64MB\", \"512KiB\" (0: no limit)";
-    if (node->is_integer() && node->value<int64_t>().value() >= 0) {
-      config.max_output = static_cast<std::uint64_t>(node->value<int64_t>().value());
-    } else if (const auto* text = node->as_string()) {
-      const auto size = parse_size(text->get());
-      if (!size)
-        return reader.error_at(node->source(),
-                               fmt::format("key 'max-output' has the value \"{}\", which is not {}",
-                                           text->get(), kSize));
-      config.max_output = *size;
-    } else {
-      return reader.wrong_type("max-output", *node, kSize);
-    }
+    auto bytes = reader.size("max-output", *node);
+    if (!bytes) return bytes.error();
+    config.max_output = *bytes;
   }
+  if (auto error = reader.limits(table, config.defaults)) return error;
   if (const auto* node = table.get("suspicious-output")) {
     auto signatures = reader.strings("suspicious-output", *node);
     if (!signatures) return signatures.error();
@@ -332,6 +359,7 @@ std::optional<Error> read_override(const toml::table& table,
     if (!labels) return labels.error();
     entry.settings.labels = std::move(*labels);
   }
+  if (auto error = reader.limits(table, entry.settings)) return error;
   return std::nullopt;
 }
 

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "text/glob.h"
 #include "text/sanitize.h"
 
@@ -84,7 +86,31 @@ Expected<std::vector<ListedTest>> parse_listing_text(std::string_view text) {
   return tests;
 }
 
+std::string undo_gtest_byte_escapes(const std::string& text) {
+  std::string bytes;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    if ((lead == 0xC2 || lead == 0xC3) && i + 1 < text.size()) {
+      const auto next = static_cast<unsigned char>(text[i + 1]);
+      bytes += static_cast<char>(((lead & 0x03) << 6) | (next & 0x3F));
+      ++i;
+    } else if (lead >= 0x80) {
+      return text;  // a code point above U+00FF: not gtest's byte escapes
+    } else {
+      bytes += static_cast<char>(lead);
+    }
+  }
+  return bytes;
+}
+
 Expected<std::vector<ListedTest>> parse_listing_json(std::string_view json) {
+  // A pure-ASCII listing is gtest's byte-escaped JSON: names are its bytes.
+  const bool escaped = std::all_of(json.begin(), json.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x80;
+  });
+  const auto bytes = [&](std::string text) {
+    return escaped ? undo_gtest_byte_escapes(text) : text;
+  };
   const auto document =
       nlohmann::json::parse(text::repair_utf8(json), nullptr, false);
   if (document.is_discarded() || !document.is_object())
@@ -94,21 +120,21 @@ Expected<std::vector<ListedTest>> parse_listing_json(std::string_view json) {
     return Error{"the JSON listing has no \"testsuites\" array"};
   std::vector<ListedTest> tests;
   for (const auto& suite : *suites) {
-    const auto suite_name = suite.value("name", std::string());
+    const auto suite_name = bytes(suite.value("name", std::string()));
     const auto members = suite.find("testsuite");
     if (suite_name.empty() || members == suite.end() || !members->is_array())
       return Error{"the JSON listing has a test suite without a name or tests"};
     for (const auto& test : *members) {
       ListedTest listed;
       listed.suite = suite_name;
-      listed.name = test.value("name", std::string());
+      listed.name = bytes(test.value("name", std::string()));
       if (listed.name.empty())
         return Error{fmt::format("the JSON listing has a test without a name "
                                  "in suite {}", suite_name)};
-      listed.type_param = test.value("type_param", std::string());
-      listed.value_param = test.value("value_param", std::string());
+      listed.type_param = bytes(test.value("type_param", std::string()));
+      listed.value_param = bytes(test.value("value_param", std::string()));
       if (test.contains("file") && test["file"].is_string())
-        listed.location = SourceLocation{test["file"].get<std::string>(),
+        listed.location = SourceLocation{bytes(test["file"].get<std::string>()),
                                          test.value("line", 0)};
       tests.push_back(std::move(listed));
     }

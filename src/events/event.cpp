@@ -21,6 +21,7 @@ void Counts::add(Outcome outcome) {
     case Outcome::crashed:
     case Outcome::timed_out:
     case Outcome::leaked:
+    case Outcome::child_failed:
     case Outcome::error: ++failed; break;
   }
 }
@@ -95,6 +96,8 @@ Json result_json(const TestResult& result) {
           {"ranks", ranks},
           {"stacks", stacks},
           {"suspicious", result.suspicious.empty() ? Json::array() : Json(suspicious)},
+          {"peak_memory_bytes", result.peak_memory ? Json(*result.peak_memory) : Json(nullptr)},
+          {"peak_processes", result.peak_processes ? Json(*result.peak_processes) : Json(nullptr)},
           {"log", result.log_path.empty() ? Json(nullptr)
                                           : Json(utf8(result.log_path))}};
 }
@@ -123,7 +126,8 @@ Json to_json(const Event& event) {
                     {"tests_to_run", e.tests_to_run},
                     {"tests_to_skip", e.tests_to_skip},
                     {"filtered_out", e.filtered_out},
-                    {"jobs", e.jobs}};
+                    {"jobs", e.jobs},
+                    {"isolation", utf8(e.isolation)}};
           },
           [](const TestStarted& e) -> Json {
             return {{"run_id", e.run_id},

@@ -36,6 +36,9 @@ struct RunStarted {
   std::size_t tests_to_skip = 0;
   std::size_t filtered_out = 0;
   int jobs = 1;
+  // How tests are contained: "cgroup v2 (cgroup.kill), v1 pids, v1 memory",
+  // or that only process groups and markers are used.
+  std::string isolation;
 };
 
 // Where a started test ran: what it held from the resource pool.

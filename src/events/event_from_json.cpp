@@ -106,6 +106,10 @@ TestResult result_of(const Json& json) {
         result.stacks.push_back(StackDump{static_cast<int>(number(stack, "pid")),
                                           static_cast<int>(number(stack, "rank", -1)),
                                           text(stack, "file"), text(stack, "summary")});
+  if (json.contains("peak_memory_bytes") && json["peak_memory_bytes"].is_number_unsigned())
+    result.peak_memory = json["peak_memory_bytes"].get<std::uint64_t>();
+  if (json.contains("peak_processes") && json["peak_processes"].is_number_integer())
+    result.peak_processes = json["peak_processes"].get<int>();
   return result;
 }
 
@@ -123,7 +127,8 @@ std::optional<Event> event_from_json(const nlohmann::json& json) {
                       static_cast<std::size_t>(number(json, "tests_to_run")),
                       static_cast<std::size_t>(number(json, "tests_to_skip")),
                       static_cast<std::size_t>(number(json, "filtered_out")),
-                      static_cast<int>(number(json, "jobs", 1))};
+                      static_cast<int>(number(json, "jobs", 1)),
+                      text(json, "isolation")};
   }
   if (kind == "test-started") {
     return TestStarted{run_id, time, test_of(json.value("test", Json())),

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 
+#include "discover/gtest_listing.h"
 #include "process/exit_status.h"
 #include "text/sanitize.h"
 
@@ -19,25 +20,9 @@ std::optional<std::string> string_field(const nlohmann::json& object,
   return it->get<std::string>();
 }
 
-// gtest (1.12 at least) writes every byte above 0x7F as its own \u00XX
-// escape, so "é" (C3 A9) reads back as "Ã©". When a report is pure ASCII
-// (as such a gtest writes it), turn code points up to U+00FF back into the
-// bytes they stand for, then escape whatever is not valid UTF-8.
+// Messages: gtest's byte escapes undone, then made valid UTF-8 for people.
 std::string undo_byte_escapes(const std::string& text) {
-  std::string bytes;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const auto lead = static_cast<unsigned char>(text[i]);
-    if ((lead == 0xC2 || lead == 0xC3) && i + 1 < text.size()) {
-      const auto next = static_cast<unsigned char>(text[i + 1]);
-      bytes += static_cast<char>(((lead & 0x03) << 6) | (next & 0x3F));
-      ++i;
-    } else if (lead >= 0x80) {
-      return text;  // a code point above U+00FF: not gtest's byte escapes
-    } else {
-      bytes += static_cast<char>(lead);
-    }
-  }
-  return text::repair_utf8(bytes);
+  return text::repair_utf8(discover::undo_gtest_byte_escapes(text));
 }
 
 bool is_ascii(std::string_view bytes) {
@@ -112,8 +97,12 @@ std::optional<GtestVerdict> read_gtest_verdict(std::string_view json,
     if (!suite_name || tests == suite.end() || !tests->is_array()) continue;
     for (const auto& test : *tests) {
       const auto name = string_field(test, "name");
-      if (name && *suite_name + "." + *name == test_name)
-        return verdict_of(test, is_ascii(json));
+      if (!name) continue;
+      // Names compare as bytes: undo the escapes of a byte-escaped report.
+      const bool escaped = is_ascii(json);
+      const auto full = escaped ? discover::undo_gtest_byte_escapes(*suite_name + "." + *name)
+                                : *suite_name + "." + *name;
+      if (full == test_name) return verdict_of(test, escaped);
     }
   }
   return std::nullopt;

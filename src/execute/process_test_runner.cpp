@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <thread>
 
+#include "config/byte_size.h"
 #include "discover/gtest_discoverer.h"
+#include "execute/child_audit.h"
 #include "execute/gtest_result.h"
 #include "execute/rank_environment.h"
 #include "execute/output_limit.h"
@@ -123,6 +125,9 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
   auto folder = folder_.attempt_folder(test.test.id, assignment.attempt);
   if (!folder) return failed_to_launch(folder.error().message);
   running->folder = *folder;
+  if (options_.cgroups)
+    running->cgroup = options_.cgroups->create(
+        process::CgroupLimits{test.settings.max_processes, test.settings.max_memory});
 
   const int world = test.settings.ranks;
   for (int rank = 0; rank < world; ++rank) {
@@ -135,13 +140,27 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
                               : std::filesystem::path();
     request.argv.push_back("--gtest_output=json:" + report_path.string());
     request.stdout_path = log_path;
+    std::filesystem::path audit_path;
+    if (test.settings.audit_children) {
+      if (::access(options_.audit_helper.c_str(), X_OK) != 0)
+        return failed_to_launch(fmt::format(
+            "audit-children needs {}, which is missing or not executable; reinstall ranktest",
+            options_.audit_helper.string()));
+      audit_path = *folder / fmt::format("children{}.jsonl", suffix);
+      request.argv.insert(request.argv.begin(),
+                          {options_.audit_helper.string(), audit_path.string()});
+    }
     if (rank > 0) request.process_group = running->ranks.front().child.process_group();
-    auto child = process::ChildProcess::spawn(request);
+    std::optional<Expected<process::ChildProcess>> spawned;
+    const auto spawn = [&] { spawned.emplace(process::ChildProcess::spawn(request)); };
+    if (!running->cgroup || !running->cgroup->spawn_inside(spawn)) spawn();
+    auto& child = *spawned;
     if (!child)
       return failed_to_launch(world == 1 ? child.error().message
                                          : fmt::format("rank {}: {}", rank,
                                                        child.error().message));
-    running->ranks.push_back(Rank{rank, std::move(*child), log_path, report_path, {}, {}, false});
+    running->ranks.push_back(
+        Rank{rank, std::move(*child), log_path, report_path, audit_path, {}, {}, false});
   }
   running_.push_back(std::move(running));
 }
@@ -229,17 +248,28 @@ void ProcessTestRunner::end_left_behind(RunningTest& running,
   // Its group and anything else carrying this test's marker in its
   // environment (setsid escapes, double-forked daemons) still running now
   // was left behind. The last rank is a zombie, so its group id is safe.
-  running.left_behind =
-      process::find_test_processes(last_rank.process_group(), markers(running));
+  running.left_behind = test_processes(running, last_rank.process_group());
   // A child that is exiting right now (an _exit() racing its parent's)
   // is not a leak: give what was found a moment to become a zombie.
   for (int wait = 0; wait < 20 && !running.left_behind.empty(); ++wait) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    running.left_behind =
-        process::find_test_processes(last_rank.process_group(), markers(running));
+    running.left_behind = test_processes(running, last_rank.process_group());
   }
   last_rank.signal_group(SIGKILL);
   for (const pid_t pid : running.left_behind) ::kill(pid, SIGKILL);
+  if (running.cgroup) running.cgroup->kill_all();
+}
+
+std::vector<pid_t> ProcessTestRunner::test_processes(const RunningTest& running,
+                                                     pid_t group) const {
+  auto pids = process::find_test_processes(group, markers(running));
+  if (running.cgroup) {
+    const auto members = running.cgroup->processes();
+    pids.insert(pids.end(), members.begin(), members.end());
+    std::sort(pids.begin(), pids.end());
+    pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+  }
+  return pids;
 }
 
 std::vector<std::string> ProcessTestRunner::markers(const RunningTest& running) const {
@@ -254,7 +284,12 @@ std::vector<std::string> ProcessTestRunner::markers(const RunningTest& running) 
 bool ProcessTestRunner::start_stack_dumps(RunningTest& running) {
   const auto* leader = running.unreaped();
   if (!leader) return false;
-  for (const pid_t pid : process::find_test_processes(leader->process_group(), markers(running))) {
+  detach_audits(running);
+  for (const pid_t pid : test_processes(running, leader->process_group())) {
+    const bool audit_helper = std::any_of(running.ranks.begin(), running.ranks.end(), [&](const Rank& r) {
+      return !r.audit_path.empty() && r.child.pid() == pid;
+    });
+    if (audit_helper) continue;  // ranktest's own process, not the test's
     process::SpawnRequest request;
     request.argv = stack_dump_command(pid);
     request.environment = process::make_environment({}, {});
@@ -266,6 +301,28 @@ bool ProcessTestRunner::start_stack_dumps(RunningTest& running) {
                                      request.stdout_path, std::move(*child)});
   }
   return !running.dumpers.empty();
+}
+
+// A debugger cannot attach to a process ranktest-audit traces: ask each
+// helper to let go (SIGUSR1) and give them a moment to do it.
+void ProcessTestRunner::detach_audits(const RunningTest& running) const {
+  std::vector<pid_t> helpers;
+  for (const auto& rank : running.ranks)
+    if (!rank.audit_path.empty() && !rank.child.exit()) {
+      ::kill(rank.child.pid(), SIGUSR1);
+      helpers.push_back(rank.child.pid());
+    }
+  if (helpers.empty()) return;
+  const auto* leader = running.unreaped();
+  for (int wait = 0; wait < 50 && leader; ++wait) {
+    const auto processes = test_processes(running, leader->process_group());
+    const bool traced = std::any_of(processes.begin(), processes.end(), [&](pid_t pid) {
+      const auto tracer = process::tracer_of(pid);
+      return std::find(helpers.begin(), helpers.end(), tracer) != helpers.end();
+    });
+    if (!traced) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 void ProcessTestRunner::rank_ended(RunningTest& running, Rank& rank,
@@ -293,8 +350,7 @@ void ProcessTestRunner::signal_test(const RunningTest& running, int signal) cons
   leader->signal_group(signal);
   for (const auto& rank : running.ranks)
     if (!rank.child.exit()) ::kill(rank.child.pid(), signal);  // unreaped: still ours
-  for (const pid_t pid : process::find_test_processes(leader->process_group(), markers(running)))
-    ::kill(pid, signal);
+  for (const pid_t pid : test_processes(running, leader->process_group())) ::kill(pid, signal);
   if (signal != SIGKILL) {
     leader->signal_group(SIGCONT);
     for (const auto& rank : running.ranks)
@@ -377,6 +433,20 @@ RankResult ProcessTestRunner::classify_rank(const RunningTest& running,
   if (result.outcome == Outcome::timed_out)
     result.reason = fmt::format("after {}",
                                 config::format_duration(running.test->settings.timeout));
+  if (result.outcome == Outcome::passed && !rank.audit_path.empty()) {
+    std::vector<AuditedChild> failed;
+    for (auto& child : parse_child_audit(text::read_file(rank.audit_path)))
+      if (ended_badly(child)) failed.push_back(std::move(child));
+    if (!failed.empty()) {
+      // A pass with a child that failed: the failure a swallowing wrapper hid.
+      result.outcome = Outcome::child_failed;
+      result.reason = describe(failed.front());
+      if (failed.size() > 1) result.reason += fmt::format(" (and {} more)", failed.size() - 1);
+      if (failed.size() > 1)
+        for (const auto& child : failed)
+          result.failures.push_back(FailureMessage{std::nullopt, describe(child)});
+    }
+  }
   return result;
 }
 
@@ -415,6 +485,7 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
   result.log_path = lead.log_path;
   result.output_excerpt = lead.output_excerpt;
   if (!running.left_behind.empty()) note_left_behind(result, running);
+  note_cgroup_usage(result, running);
   if (result.outcome == Outcome::passed)
     for (const auto& rank : result.ranks)
       for (auto& line : find_signatures_in_log(rank.log_path, options_.suspicious_output))
@@ -428,7 +499,30 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
             [](const auto& a, const auto& b) { return std::tie(a.rank, a.pid) < std::tie(b.rank, b.pid); });
   result.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
       Clock::now() - running.started);
+  if (options_.cgroups) {
+    options_.cgroups->remove_later(std::move(running.cgroup));
+    options_.cgroups->collect_garbage();
+  }
   return schedule::Finished{running.assignment, std::move(result)};
+}
+
+// Peak memory and process count from the test's cgroup, and what its
+// limits did: a process the OOM killer ended is named as such, not as a
+// mysterious SIGKILL.
+void ProcessTestRunner::note_cgroup_usage(TestResult& result, const RunningTest& running) const {
+  if (!running.cgroup) return;
+  const auto usage = running.cgroup->usage();
+  result.peak_memory = usage.peak_memory;
+  result.peak_processes = usage.peak_processes;
+  const auto& settings = running.test->settings;
+  const auto append = [&](const std::string& note) {
+    result.reason += (result.reason.empty() ? "" : "; ") + note;
+  };
+  if (usage.memory_limit_hit && settings.max_memory)
+    append(fmt::format("out of memory: the OOM killer ended a process at max-memory {}",
+                       config::format_size(*settings.max_memory)));
+  if (usage.process_limit_hit && settings.max_processes)
+    append(fmt::format("reached max-processes {}: forks failed", *settings.max_processes));
 }
 
 }  // namespace ranktest::execute

@@ -15,6 +15,7 @@
 #include "execute/run_folder.h"
 #include "process/child_process.h"
 #include "process/signal_watch.h"
+#include "process/test_cgroup.h"
 #include "schedule/scheduler.h"
 
 namespace ranktest::execute {
@@ -28,6 +29,10 @@ struct RunnerOptions {
   std::uint64_t max_output = 0;  // bytes kept of each log; 0: all
   // Failure signatures that make a pass suspicious (suspicious-output).
   std::vector<std::string> suspicious_output;
+  // ranktest-audit, which runs a test whose children are audited.
+  std::filesystem::path audit_helper;
+  // Where set and available, each test runs in a cgroup of its own.
+  process::CgroupTree* cgroups = nullptr;
 };
 
 class ProcessTestRunner final : public schedule::TestRunner {
@@ -49,6 +54,7 @@ class ProcessTestRunner final : public schedule::TestRunner {
     process::ChildProcess child;
     std::filesystem::path log_path;     // empty when output is not captured
     std::filesystem::path report_path;  // gtest's JSON report
+    std::filesystem::path audit_path;   // ranktest-audit's report; empty: not audited
     Clock::time_point ended;            // set once reaped
     std::optional<RankResult> result;   // set once reaped
     bool stopped = false;  // still running when another rank's failure stopped it
@@ -79,6 +85,7 @@ class ProcessTestRunner final : public schedule::TestRunner {
     bool interrupted = false;
     // Processes still running when the last rank ended (then killed).
     std::vector<pid_t> left_behind;
+    std::unique_ptr<process::TestCgroup> cgroup;  // null where cgroups are not used
 
     bool all_reaped() const;
     const process::ChildProcess* unreaped() const;  // any rank still unreaped
@@ -93,7 +100,11 @@ class ProcessTestRunner final : public schedule::TestRunner {
   schedule::Finished finish(RunningTest& running);
   void end_left_behind(RunningTest& running, const process::ChildProcess& last_rank);
   bool start_stack_dumps(RunningTest& running);
+  void detach_audits(const RunningTest& running) const;
   std::vector<std::string> markers(const RunningTest& running) const;
+  // Every live process of the test: its group, its cgroup, its markers.
+  std::vector<pid_t> test_processes(const RunningTest& running, pid_t group) const;
+  void note_cgroup_usage(TestResult& result, const RunningTest& running) const;
   static void note_left_behind(TestResult& result, const RunningTest& running);
   RankResult classify_rank(const RunningTest& running, const Rank& rank) const;
 

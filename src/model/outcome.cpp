@@ -5,13 +5,14 @@
 
 namespace ranktest {
 namespace {
-constexpr std::array<std::pair<Outcome, std::string_view>, 9> kNames{{
+constexpr std::array<std::pair<Outcome, std::string_view>, 10> kNames{{
     {Outcome::passed, "passed"},
     {Outcome::skipped, "skipped"},
     {Outcome::failed, "failed"},
     {Outcome::crashed, "crashed"},
     {Outcome::timed_out, "timed-out"},
     {Outcome::leaked, "leaked"},
+    {Outcome::child_failed, "child-failed"},
     {Outcome::error, "error"},
     {Outcome::interrupted, "interrupted"},
     {Outcome::not_run, "not-run"},
@@ -38,6 +39,7 @@ SummaryBucket summary_bucket(Outcome outcome) {
     case Outcome::crashed:
     case Outcome::timed_out:
     case Outcome::leaked:
+    case Outcome::child_failed:
     case Outcome::error: return SummaryBucket::failed;
     // Neither the test's fault nor a pass: reported on a line of their own.
     case Outcome::interrupted:

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,6 +20,8 @@ enum class Outcome {
   crashed,    // killed by a signal it did not ask for
   timed_out,  // ran past its timeout and was stopped
   leaked,     // passed, but left processes running (they were killed)
+  // passed, but a process it started (audited) crashed or exited non-zero
+  child_failed,
   error,      // could not be launched, or left no result to read
   interrupted,  // stopped because the run was interrupted
   not_run,    // never started (e.g. --fail-fast stopped the run)
@@ -88,6 +91,9 @@ struct TestResult {
   // Lines of a passing test's output that match a failure signature
   // (suspicious-output): a child process may have failed unseen.
   std::vector<std::string> suspicious;
+  // From the test's cgroup, where it had one: all its processes together.
+  std::optional<std::uint64_t> peak_memory;  // bytes
+  std::optional<int> peak_processes;
 };
 
 }  // namespace ranktest

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -80,6 +81,12 @@ bool has_markers(const std::string& pid, const std::vector<std::string>& markers
 }
 
 }  // namespace
+
+pid_t tracer_of(pid_t pid) {
+  const auto status = read_proc_file("/proc/" + std::to_string(pid) + "/status");
+  const auto at = status.find("\nTracerPid:");
+  return at == std::string::npos ? 0 : std::atoi(status.c_str() + at + 11);
+}
 
 std::optional<std::string> environment_value(pid_t pid, const std::string& name) {
   const std::string environ = read_proc_file("/proc/" + std::to_string(pid) + "/environ");

@@ -21,6 +21,9 @@ bool become_subreaper();
 // its group escapes both.
 std::vector<pid_t> find_test_processes(pid_t group, const std::vector<std::string>& markers);
 
+// The pid of the process tracing `pid` (TracerPid), 0 when none or gone.
+pid_t tracer_of(pid_t pid);
+
 // The value of `name` in a process's initial environment, if it is there.
 std::optional<std::string> environment_value(pid_t pid, const std::string& name);
 

@@ -85,7 +85,8 @@ void add_result(pugi::xml_node testcase, const TestResult& result) {
       return;
     }
     case Outcome::failed:
-    case Outcome::leaked: {
+    case Outcome::leaked:
+    case Outcome::child_failed: {
       auto failure = testcase.append_child("failure");
       failure.append_attribute("message") = xml(message_of()).c_str();
       failure.append_attribute("type") = std::string(to_string(result.outcome)).c_str();
@@ -119,7 +120,8 @@ struct Tally {
       case Outcome::skipped:
       case Outcome::not_run: ++skipped; break;
       case Outcome::failed:
-      case Outcome::leaked: ++failures; break;
+      case Outcome::leaked:
+      case Outcome::child_failed: ++failures; break;
       case Outcome::crashed:
       case Outcome::timed_out:
       case Outcome::error:

@@ -65,6 +65,7 @@ std::string_view status_label(Outcome outcome) {
     case Outcome::crashed: return "CRASH";
     case Outcome::timed_out: return "TIMEOUT";
     case Outcome::leaked: return "LEAK";
+    case Outcome::child_failed: return "CHILD";
     case Outcome::error: return "ERROR";
     case Outcome::interrupted: return "INTR";
     case Outcome::not_run: return "NOTRUN";

@@ -38,7 +38,13 @@ ResolvedSettings resolve_settings(const config::Config& config,
     take(chosen.exclusive, entry.settings.exclusive);
     take(chosen.labels, entry.settings.labels);
     take(chosen.leak_is_failure, entry.settings.leak_is_failure);
+    take(chosen.audit_children, entry.settings.audit_children);
+    take(chosen.max_processes, entry.settings.max_processes);
+    take(chosen.max_memory, entry.settings.max_memory);
   }
+  take(chosen.audit_children, config.defaults.audit_children);
+  take(chosen.max_processes, config.defaults.max_processes);
+  take(chosen.max_memory, config.defaults.max_memory);
   ResolvedSettings settings;
   settings.timeout = chosen.timeout.value_or(config.timeout);
   settings.slow = chosen.slow.value_or(config.slow);
@@ -47,6 +53,9 @@ ResolvedSettings resolve_settings(const config::Config& config,
   settings.exclusive = chosen.exclusive.value_or(false);
   settings.labels = chosen.labels.value_or(std::vector<std::string>{});
   settings.leak_is_failure = chosen.leak_is_failure.value_or(true);
+  settings.audit_children = chosen.audit_children.value_or(false);
+  settings.max_processes = chosen.max_processes;
+  settings.max_memory = chosen.max_memory;
   return settings;
 }
 

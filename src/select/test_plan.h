@@ -31,6 +31,9 @@ struct ResolvedSettings {
   bool exclusive = false;
   std::vector<std::string> labels;
   bool leak_is_failure = true;
+  bool audit_children = false;
+  std::optional<int> max_processes;
+  std::optional<std::uint64_t> max_memory;
 };
 ResolvedSettings resolve_settings(const config::Config& config,
                                   const TestCase& test);

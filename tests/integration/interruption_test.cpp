@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <chrono>
+#include <thread>
+
 #include "harness.h"
 
 namespace ranktest::testing {
@@ -28,6 +31,31 @@ TEST(Interruption, SigtermStopsTestsAndWritesReports) {
   EXPECT_EQ(run.events().back()["cancel_reason"], "interrupted");
   EXPECT_TRUE(std::filesystem::exists(dir.path() / "junit.xml"));
   EXPECT_NE(run.out.find("ranktest: 1 test interrupted"), std::string::npos) << run.out;
+}
+
+// A runner killed with SIGKILL cannot stop its tests. Where tests run in
+// cgroups, the next ranktest started beside it ends them.
+TEST(Interruption, TestsOfASigkilledRunnerAreEndedByTheNextRun) {
+  Workdir dir;
+  const auto killed = run_ranktest(
+      dir, {"run", fixture("outcomes"), "--filter", "Outcomes.LoopsForever", "--state-dir",
+            "first"},
+      SIGKILL, [&] {
+        return read_file(dir.path() / "first" / "runs" / "latest" / "events.jsonl")
+                   .find("\"test-started\"") != std::string::npos;
+      });
+  ASSERT_EQ(killed.exit_code, 128 + SIGKILL);
+  const auto first_run = std::filesystem::canonical(dir.path() / "first" / "runs" / "latest");
+  const auto isolation = read_file(first_run / "events.jsonl");
+  if (isolation.find("\"isolation\":\"cgroup") == std::string::npos)
+    GTEST_SKIP() << "no writable cgroups here: a SIGKILLed runner's tests outlive it";
+  EXPECT_FALSE(surviving_processes(first_run).empty()) << "the looping test outlived its runner";
+
+  const auto next = run_ranktest(dir, {"run", fixture("outcomes"), "--filter", "Outcomes.Passes"});
+  EXPECT_EQ(next.exit_code, 0) << next.out << next.err;
+  for (int wait = 0; wait < 100 && !surviving_processes(first_run).empty(); ++wait)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(surviving_processes(first_run), std::vector<std::string>{});
 }
 
 }  // namespace

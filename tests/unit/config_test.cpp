@@ -17,6 +17,8 @@ grace-period = 2
 fail-fast = true
 state-dir = "out/state"
 junit = "out/junit.xml"
+audit-children = true
+max-processes = 512
 
 [[source]]
 kind = "gtest"
@@ -33,6 +35,8 @@ devices = { cuda = 2, tpu = 0 }
 exclusive = true
 labels = ["nightly"]
 leak = "warn"
+audit-children = false
+max-memory = "2GiB"
 
 [devices]
 cuda = [0, 2]
@@ -50,7 +54,7 @@ cpu-sim = ["a", "b"]
   EXPECT_EQ(config->sources[0].paths[1], "/abs/other_test");
   EXPECT_EQ(config->sources[0].env.at("OMP_NUM_THREADS"), "1");
   EXPECT_EQ(config->sources[0].working_directory, "build");
-  EXPECT_EQ(config->sources[0].place.to_string(), "ranktest.toml:9:1");
+  EXPECT_EQ(config->sources[0].place.to_string(), "ranktest.toml:11:1");
   ASSERT_EQ(config->overrides.size(), 1u);
   const auto& settings = config->overrides[0].settings;
   EXPECT_EQ(settings.timeout, std::chrono::minutes(10));
@@ -59,6 +63,12 @@ cpu-sim = ["a", "b"]
   EXPECT_EQ(settings.exclusive, true);
   EXPECT_EQ(*settings.labels, std::vector<std::string>{"nightly"});
   EXPECT_EQ(settings.leak_is_failure, false);
+  EXPECT_EQ(settings.audit_children, false);
+  EXPECT_EQ(settings.max_memory, 2ull << 30);
+  EXPECT_FALSE(settings.max_processes);
+  EXPECT_EQ(config->defaults.audit_children, true);
+  EXPECT_EQ(config->defaults.max_processes, 512);
+  EXPECT_FALSE(config->defaults.max_memory);
   EXPECT_EQ(config->devices.at("cuda"), (std::vector<std::string>{"0", "2"}));
   EXPECT_EQ(config->devices.at("tpu").size(), 4u);
   EXPECT_EQ(config->devices.at("cpu-sim")[1], "b");
@@ -98,8 +108,16 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"jobz = 2\n",
                   "ranktest.toml:1:1: unknown key 'jobz'; known keys are: jobs, "
                   "timeout, slow, grace-period, fail-fast, state-dir, junit, "
-                  "max-output, devices, port-range, suspicious-output, source, override "
+                  "max-output, devices, port-range, suspicious-output, audit-children, "
+                  "max-processes, max-memory, source, override "
                   "(see docs/configuration.md)"},
+        BadConfig{"[[override]]\nfilter = \"*\"\nmax-memory = \"lots\"\n",
+                  "ranktest.toml:3:14: key 'max-memory' in [[override]] has the value \"lots\", "
+                  "which is not a size: bytes, or a string such as \"100MiB\", \"64MB\", "
+                  "\"512KiB\""},
+        BadConfig{"max-processes = 0\n",
+                  "ranktest.toml:1:17: key 'max-processes' must be an integer from 1 to "
+                  "4194304, not an integer"},
         BadConfig{"port-range = [80, 90]\n",
                   "ranktest.toml:1:14: key 'port-range' must be an array of two ports "
                   "[first, last] within 1024-65535"},

@@ -1,0 +1,76 @@
+#include "execute/child_audit.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "text/sanitize.h"
+
+namespace ranktest::execute {
+
+std::vector<AuditedChild> parse_child_audit(std::string_view jsonl) {
+  std::vector<AuditedChild> children;
+  while (!jsonl.empty()) {
+    const auto end = jsonl.find('\n');
+    const auto line = jsonl.substr(0, end);
+    jsonl.remove_prefix(end == std::string_view::npos ? jsonl.size() : end + 1);
+    const auto json = nlohmann::json::parse(line, nullptr, false);
+    if (json.is_discarded() || !json.is_object()) continue;
+    AuditedChild child;
+    child.pid = json.value("pid", 0);
+    child.ppid = json.value("ppid", 0);
+    child.command = json.value("command", "");
+    child.execd = json.value("exec", true);
+    if (json.contains("exit_code") && json["exit_code"].is_number_integer())
+      child.exit_code = json["exit_code"].get<int>();
+    if (json.contains("signal") && json["signal"].is_number_integer())
+      child.signal = json["signal"].get<int>();
+    if (child.pid > 0 && (child.exit_code || child.signal)) children.push_back(std::move(child));
+  }
+  return children;
+}
+
+bool ended_badly(const AuditedChild& child) {
+  if (child.signal) {
+    switch (*child.signal) {
+      case SIGTERM:
+      case SIGINT:
+      case SIGHUP:
+      case SIGKILL:
+      case SIGPIPE: return false;
+      default: return true;
+    }
+  }
+  return child.exit_code.value_or(0) != 0;
+}
+
+std::string describe(const AuditedChild& child) {
+  // The program's file name and the start of its arguments: enough to know it.
+  std::string_view full = child.command;
+  const auto space = full.find(' ');
+  const auto slash = full.substr(0, space).rfind('/');
+  if (slash != std::string_view::npos) full.remove_prefix(slash + 1);
+  const auto command = text::truncate_utf8(text::repair_utf8(full), 80);
+  std::string how;
+  if (child.signal) {
+    const char* abbrev = sigabbrev_np(*child.signal);
+    how = abbrev ? fmt::format("was killed by SIG{}", abbrev)
+                 : fmt::format("was killed by signal {}", *child.signal);
+  } else {
+    how = fmt::format("exited with code {}", child.exit_code.value_or(0));
+  }
+  if (!child.execd) return fmt::format("forked child {} {}", child.pid, how);
+  return fmt::format("child {} ({}) {}", child.pid, command, how);
+}
+
+std::filesystem::path audit_helper_path() {
+  std::error_code error;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) return "ranktest-audit";
+  return self.parent_path() / "ranktest-audit";
+}
+
+}  // namespace ranktest::execute

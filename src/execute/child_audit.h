@@ -1,0 +1,40 @@
+// What ranktest-audit saw: every process a test started, and how it ended.
+// A pass whose children crashed or exited non-zero is `child-failed`.
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ranktest::execute {
+
+struct AuditedChild {
+  pid_t pid = 0;
+  pid_t ppid = 0;
+  std::string command;
+  bool execd = true;  // false: a forked copy of its parent, no program of its own
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+};
+
+// The lines of an audit report; lines that do not parse (a write cut short
+// by a kill) are skipped.
+std::vector<AuditedChild> parse_child_audit(std::string_view jsonl);
+
+// A non-zero exit, or a signal that means a fault (SIGSEGV, SIGABRT, ...).
+// SIGTERM, SIGINT, SIGHUP, SIGKILL and SIGPIPE are how tests stop their own
+// helpers, so a child ended by one of them is not counted.
+bool ended_badly(const AuditedChild& child);
+
+// "child 12 (python3 -c raise SystemExit(3)) exited with code 3",
+// "forked child 13 was killed by SIGSEGV"
+std::string describe(const AuditedChild& child);
+
+// The helper program: ranktest-audit beside the running ranktest binary.
+std::filesystem::path audit_helper_path();
+
+}  // namespace ranktest::execute

@@ -1,0 +1,108 @@
+// A cgroup per test, where the machine lets ranktest make one: every process
+// the test starts stays in it whatever it does (setsid, double fork, a
+// cleared environment), so it can be counted, limited, measured and killed
+// as a whole.
+//
+// cgroup v2 is used wherever it is mounted (for cgroup.kill, and for the pids
+// and memory controllers when it offers them); on hybrid systems the pids and
+// memory controllers come from their v1 hierarchies instead. Where nothing is
+// writable, CgroupTree::available() is false and the runner falls back to
+// process groups and environment markers.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ranktest::process {
+
+struct CgroupLimits {
+  std::optional<int> max_processes;
+  std::optional<std::uint64_t> max_memory;  // bytes
+};
+
+struct CgroupUsage {
+  std::optional<std::uint64_t> peak_memory;  // bytes, all processes together
+  std::optional<int> peak_processes;
+  bool memory_limit_hit = false;    // the OOM killer ended a process of it
+  bool process_limit_hit = false;   // a fork failed at max-processes
+};
+
+class TestCgroup;
+
+// One hierarchy (a cgroup mount) ranktest uses, and its folder for this run.
+struct CgroupHierarchy {
+  int version = 2;
+  std::filesystem::path own;   // the cgroup ranktest itself is in
+  std::filesystem::path base;  // <own>/ranktest-<pid>: this run's tests go under it
+  bool pids = false;           // provides pids.* here
+  bool memory = false;         // provides memory.* here
+  bool kill = false;           // has cgroup.kill
+};
+
+class CgroupTree {
+ public:
+  // Finds the hierarchies and creates this run's folder in each. Folders of
+  // runners that died (SIGKILL) are emptied (their processes killed) and
+  // removed first.
+  static std::unique_ptr<CgroupTree> open();
+  ~CgroupTree();
+  CgroupTree(const CgroupTree&) = delete;
+  CgroupTree& operator=(const CgroupTree&) = delete;
+
+  bool available() const { return !hierarchies_.empty(); }
+  // "cgroup v2 (cgroup.kill) + v1 pids, memory", or why none is used.
+  const std::string& description() const { return description_; }
+  bool limits_processes() const;
+  bool limits_memory() const;
+
+  // A new cgroup for one test, or nullptr when none could be made.
+  std::unique_ptr<TestCgroup> create(const CgroupLimits& limits);
+  // Retries removing cgroups whose processes had not all gone yet.
+  void collect_garbage();
+  void remove_later(std::unique_ptr<TestCgroup> cgroup);
+
+ private:
+  CgroupTree() = default;
+  std::vector<CgroupHierarchy> hierarchies_;
+  std::string description_;
+  std::uint64_t next_id_ = 0;
+  std::vector<std::unique_ptr<TestCgroup>> to_remove_;
+};
+
+class TestCgroup {
+ public:
+  ~TestCgroup();  // kills what is left and removes the folders
+  TestCgroup(const TestCgroup&) = delete;
+  TestCgroup& operator=(const TestCgroup&) = delete;
+
+  // Runs `spawn` with this process moved into the cgroup, then moves it
+  // back: the child is created inside, before it can start anything.
+  // False when the move failed (the child is then spawned outside).
+  bool spawn_inside(const std::function<void()>& spawn);
+  // Live processes in the cgroup.
+  std::vector<pid_t> processes() const;
+  // Ends every process in it (cgroup.kill where there is one).
+  void kill_all() const;
+  CgroupUsage usage() const;
+  // Removes the folders; false while processes are still leaving.
+  bool remove();
+
+ private:
+  friend class CgroupTree;
+  TestCgroup(std::vector<CgroupHierarchy> hierarchies, std::vector<std::filesystem::path> dirs,
+             CgroupLimits limits)
+      : hierarchies_(std::move(hierarchies)), dirs_(std::move(dirs)), limits_(limits) {}
+  std::vector<CgroupHierarchy> hierarchies_;
+  CgroupLimits limits_;
+  std::vector<std::filesystem::path> dirs_;  // one per hierarchy
+  bool removed_ = false;
+};
+
+}  // namespace ranktest::process
