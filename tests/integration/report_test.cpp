@@ -6,6 +6,8 @@
 #include <pugixml.hpp>
 
 #include <chrono>
+#include <random>
+#include <sstream>
 #include <thread>
 
 #include "harness.h"
@@ -58,6 +60,55 @@ TEST(Report, ARunWhoseRunnerWasKilledLosesNoFinishedTest) {
   // The slow test outlived its runner; it ends on its own within 2 s.
   for (int wait = 0; wait < 100 && !surviving_processes(run.run_dir()).empty(); ++wait)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
+}
+
+// Twenty runs, each killed with SIGKILL at a random moment: every test
+// whose test-finished event reached the journal is in the rebuilt JUnit
+// file with its result; the rest are "not run: runner died".
+TEST(Report, SigkillAtRandomMomentsLosesNoFinishedTest) {
+  std::random_device seed_source;
+  const unsigned seed = seed_source();
+  std::mt19937 random(seed);
+  std::uniform_int_distribution<int> delay_ms(0, 1500);
+  int checked = 0;  // rounds killed mid-run, with a journal to rebuild from
+  for (int round = 0; round < 20; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round) + ", seed " + std::to_string(seed));
+    Workdir dir;
+    const auto kill_after = std::chrono::milliseconds(delay_ms(random));
+    const auto start = std::chrono::steady_clock::now();
+    const auto run = run_ranktest(
+        dir, {"run", fixture("slow"), fixture("outcomes"), "--filter", "*Quick*", "--filter",
+              "Slow.*", "--filter", "Outcomes.[PFAS]*", "-j", "2"},
+        SIGKILL, [&] { return std::chrono::steady_clock::now() - start >= kill_after; });
+    if (run.exit_code != 128 + SIGKILL) continue;  // it finished first: nothing to rebuild
+    const auto run_dir = dir.path() / ".ranktest" / "runs" / "latest";
+    if (!std::filesystem::exists(run_dir / "events.jsonl")) continue;  // killed before starting
+    // The finished tests as the journal has them (a torn last line is no event).
+    std::istringstream journal(read_file(run_dir / "events.jsonl"));
+    std::size_t finished = 0;
+    for (std::string line; std::getline(journal, line);) {
+      const auto event = nlohmann::json::parse(line, nullptr, false);
+      if (!event.is_discarded() && event["event"] == "test-finished") ++finished;
+    }
+    const auto rebuilt = report(dir, run_dir);
+    ++checked;
+    ASSERT_TRUE(rebuilt.exit_code == 0 || rebuilt.exit_code == 1) << rebuilt.err;
+    pugi::xml_document document;
+    ASSERT_TRUE(document.load_file((dir.path() / "rebuilt.xml").c_str())) << rebuilt.out;
+    std::size_t reported = 0, died = 0;
+    for (const auto& testcase : document.select_nodes("//testcase")) {
+      const auto skipped = testcase.node().child("skipped");
+      if (skipped && std::string(skipped.attribute("message").value()) == "not run: runner died")
+        ++died;
+      else
+        ++reported;
+    }
+    EXPECT_EQ(reported, finished) << rebuilt.out;
+    EXPECT_EQ(reported + died, 10u) << rebuilt.out;
+    for (int wait = 0; wait < 100 && !surviving_processes(run_dir).empty(); ++wait)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_GE(checked, 10) << "most kills must land mid-run for this test to mean anything";
 }
 
 TEST(Report, NotARunFolder) {
