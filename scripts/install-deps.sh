@@ -10,6 +10,9 @@ packages=(
   libgloo-dev     # the multi-rank examples run real collectives on Gloo
   libxml2-utils   # xmllint: the tests validate the JUnit report with it
   gdb             # stacks of hung tests, taken at the timeout
+  python3 python3-pytest  # pytest suites (ranktest's plugin needs nothing else)
+  python3-torch   # the distributed pytest examples: PyTorch on CPU with gloo
+  python3-pytest-xdist    # bench/: the pytest comparison runs pytest -n 2
 )
 
 missing=()

@@ -7,6 +7,7 @@
 
 #include "config/config_loader.h"
 #include "discover/gtest_discoverer.h"
+#include "discover/pytest_discoverer.h"
 
 namespace ranktest::app {
 
@@ -88,6 +89,15 @@ std::variant<std::vector<TestCase>, Failure> discover_tests(
                                  binary.executable.string())};
     for (const auto& warning : found->warnings)
       fmt::print(stderr, "ranktest: warning: {}\n", warning);
+    tests.insert(tests.end(), found->tests.begin(), found->tests.end());
+  }
+  for (const auto& source : config.sources) {
+    if (source.kind != SuiteKind::pytest) continue;
+    auto found = discover::discover_pytest_source(source, config, signals);
+    if (!found) return Failure{ExitCode::discovery_error, found.error().message};
+    if (found->interrupted_by)
+      return Failure{kInterruptedBase + *found->interrupted_by,
+                     fmt::format("interrupted while collecting {}", source.place.to_string())};
     tests.insert(tests.end(), found->tests.begin(), found->tests.end());
   }
   return tests;

@@ -29,6 +29,8 @@ struct SourceConfig {
   std::vector<std::string> args;
   std::map<std::string, std::string> env;
   std::filesystem::path working_directory;  // empty: the runner's own
+  // pytest sources: the interpreter that runs pytest (name or path).
+  std::string python = "python3";
   Place place;
 };
 

@@ -25,7 +25,7 @@ const std::vector<std::string>& KnownKeys::top_level() {
 }
 const std::vector<std::string>& KnownKeys::source() {
   static const std::vector<std::string> keys{"kind", "paths", "args", "env",
-                                             "cwd"};
+                                             "cwd", "python"};
   return keys;
 }
 const std::vector<std::string>& KnownKeys::override_table() {
@@ -261,14 +261,23 @@ std::optional<Error> read_source(const toml::table& table,
   source.place = reader.place_of(table.source());
   if (const auto* node = table.get("kind")) {
     const auto kind = node->value<std::string>();
-    if (!node->is_string() || *kind != "gtest")
+    if (!node->is_string() || (*kind != "gtest" && *kind != "pytest"))
       return node->is_string()
                  ? reader.error_at(node->source(),
                                    fmt::format("unknown source kind \"{}\" "
                                                "in [[source]]; known kinds "
-                                               "are: gtest",
+                                               "are: gtest, pytest",
                                                *kind))
-                 : reader.wrong_type("kind", *node, "the string \"gtest\"");
+                 : reader.wrong_type("kind", *node, "\"gtest\" or \"pytest\"");
+    source.kind = *kind == "pytest" ? SuiteKind::pytest : SuiteKind::gtest;
+  }
+  if (const auto* node = table.get("python")) {
+    if (!node->is_string() || node->value<std::string>()->empty())
+      return reader.wrong_type("python", *node, "the interpreter's path or name, e.g. \"python3\"");
+    if (source.kind != SuiteKind::pytest)
+      return reader.error_at(node->source(),
+                             "key 'python' in [[source]] is for kind = \"pytest\" sources only");
+    source.python = node->value<std::string>().value();
   }
   const auto* paths = table.get("paths");
   if (!paths)

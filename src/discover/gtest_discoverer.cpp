@@ -135,6 +135,7 @@ Expected<std::vector<GtestBinary>> resolve_gtest_binaries(
     const config::Config& config) {
   std::vector<GtestBinary> binaries;
   for (const auto& source : config.sources) {
+    if (source.kind != SuiteKind::gtest) continue;
     auto files = expand_source_paths(source.paths, config.root);
     if (!files)
       return Error{fmt::format("{}: {}", source.place.to_string(),

@@ -9,7 +9,9 @@
 #include "config/byte_size.h"
 #include "discover/gtest_discoverer.h"
 #include "execute/child_audit.h"
+#include "discover/pytest_discoverer.h"
 #include "execute/gtest_result.h"
+#include "execute/pytest_result.h"
 #include "execute/rank_environment.h"
 #include "execute/output_limit.h"
 #include "execute/stack_dump.h"
@@ -27,28 +29,47 @@ constexpr std::size_t kExcerptBytes = 8 * 1024;
 // How long the debuggers get to take the stacks of a hung test.
 constexpr auto kStackDumpTime = std::chrono::seconds(20);
 
-process::SpawnRequest gtest_request(const select::PlannedTest& planned,
-                                    const schedule::Assignment& assignment, int rank,
-                                    const RunFolder& folder,
-                                    const std::vector<std::string>& inventory_kinds) {
+// One rank's process: the framework's command for this one test, with the
+// rank environment and ranktest's markers.
+process::SpawnRequest test_request(const select::PlannedTest& planned,
+                                   const schedule::Assignment& assignment, int rank,
+                                   const RunFolder& folder,
+                                   const std::vector<std::string>& inventory_kinds,
+                                   const std::filesystem::path& report_path,
+                                   const std::filesystem::path& attempt_folder) {
   const TestCase& test = planned.test;
   process::SpawnRequest request;
-  request.argv.push_back(test.executable.string());
-  // The user's arguments first: gtest takes the last of a repeated flag, so
-  // ranktest's own filter and report path win.
-  request.argv.insert(request.argv.end(), test.extra_args.begin(),
-                      test.extra_args.end());
-  request.argv.push_back("--gtest_filter=" + test.name);
   Environment env(test.env.begin(), test.env.end());
-  env.emplace_back("GTEST_COLOR", "no");
+  std::vector<std::string> remove;
+  if (test.kind == SuiteKind::pytest) {
+    request.argv = discover::pytest_base_args(test.executable.string());
+    // -s: the test's output goes to its log as it is written (a hung rank's
+    // last words matter); the plugin reports the result.
+    request.argv.push_back("-s");
+    request.argv.insert(request.argv.end(), test.extra_args.begin(), test.extra_args.end());
+    request.argv.push_back(test.run_argument.empty() ? test.name : test.run_argument);
+    if (const auto plugin = discover::pytest_plugin_path())
+      env.emplace_back("PYTHONPATH", discover::pytest_python_path(*plugin));
+    env.emplace_back("PYTHONUNBUFFERED", "1");
+    env.emplace_back("RANKTEST_RESULT_FILE", report_path.string());
+    env.emplace_back("RANKTEST_STACK_DIR", attempt_folder.string());
+  } else {
+    request.argv.push_back(test.executable.string());
+    // The user's arguments first: gtest takes the last of a repeated flag, so
+    // ranktest's own filter and report path win.
+    request.argv.insert(request.argv.end(), test.extra_args.begin(), test.extra_args.end());
+    request.argv.push_back("--gtest_filter=" + test.name);
+    request.argv.push_back("--gtest_output=json:" + report_path.string());
+    env.emplace_back("GTEST_COLOR", "no");
+    remove = discover::gtest_variables_to_remove();
+  }
   env.emplace_back("RANKTEST_TEST_ID", test.id);
   env.emplace_back("RANKTEST_ATTEMPT", std::to_string(assignment.attempt));
   env.emplace_back("RANKTEST_RUN_DIR", folder.path().string());
   const auto contract =
       rank_environment(assignment.grant, rank, planned.settings.ranks, inventory_kinds);
   env.insert(env.end(), contract.begin(), contract.end());
-  request.environment =
-      process::make_environment(env, discover::gtest_variables_to_remove());
+  request.environment = process::make_environment(env, remove);
   request.working_directory = test.working_directory;
   return request;
 }
@@ -62,6 +83,20 @@ Outcome combined_outcome(const std::vector<RankResult>& ranks,
     return r.outcome == Outcome::skipped;
   });
   return all_skipped ? Outcome::skipped : Outcome::passed;
+}
+
+// The faulthandler dump files the plugin opened in a test's folder, by pid.
+std::vector<std::pair<pid_t, std::filesystem::path>> python_stack_files(
+    const std::filesystem::path& folder) {
+  std::vector<std::pair<pid_t, std::filesystem::path>> files;
+  std::error_code error;
+  for (std::filesystem::directory_iterator it(folder, error), end; !error && it != end;
+       it.increment(error)) {
+    const auto name = it->path().filename().string();
+    if (name.rfind("python-stacks-", 0) == 0)
+      files.emplace_back(std::atoi(name.c_str() + 14), it->path());
+  }
+  return files;
 }
 
 }  // namespace
@@ -122,6 +157,15 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
     finished_.push_back(schedule::Finished{assignment, std::move(result)});
     // Ranks already started are killed and reaped by ~ChildProcess.
   };
+  if (test.test.collection_error) {
+    // Nothing to run: pytest could not collect the test's file.
+    TestResult result;
+    result.outcome = Outcome::error;
+    result.reason = "collection failed";
+    result.failures.push_back(FailureMessage{std::nullopt, *test.test.collection_error});
+    finished_.push_back(schedule::Finished{assignment, std::move(result)});
+    return;
+  }
   auto folder = folder_.attempt_folder(test.test.id, assignment.attempt);
   if (!folder) return failed_to_launch(folder.error().message);
   running->folder = *folder;
@@ -131,14 +175,16 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
 
   const int world = test.settings.ranks;
   for (int rank = 0; rank < world; ++rank) {
-    auto request = gtest_request(test, assignment, rank, folder_, options_.inventory_kinds);
     const auto suffix = world == 1 ? std::string() : fmt::format("-rank-{}", rank);
-    const auto report_path = *folder / fmt::format("gtest{}.json", suffix);
+    const auto report_path =
+        *folder / fmt::format("{}{}.json",
+                              test.test.kind == SuiteKind::pytest ? "pytest" : "gtest", suffix);
+    auto request = test_request(test, assignment, rank, folder_, options_.inventory_kinds,
+                                report_path, *folder);
     const auto log_path = options_.capture_output
                               ? *folder / fmt::format("{}.log", world == 1 ? "output"
                                                                            : suffix.substr(1))
                               : std::filesystem::path();
-    request.argv.push_back("--gtest_output=json:" + report_path.string());
     request.stdout_path = log_path;
     std::filesystem::path audit_path;
     if (test.settings.audit_children) {
@@ -284,6 +330,7 @@ std::vector<std::string> ProcessTestRunner::markers(const RunningTest& running) 
 bool ProcessTestRunner::start_stack_dumps(RunningTest& running) {
   const auto* leader = running.unreaped();
   if (!leader) return false;
+  request_python_stacks(running);
   detach_audits(running);
   for (const pid_t pid : test_processes(running, leader->process_group())) {
     const bool audit_helper = std::any_of(running.ranks.begin(), running.ranks.end(), [&](const Rank& r) {
@@ -301,6 +348,24 @@ bool ProcessTestRunner::start_stack_dumps(RunningTest& running) {
                                      request.stdout_path, std::move(*child)});
   }
   return !running.dumpers.empty();
+}
+
+// Python processes running ranktest's plugin registered faulthandler on
+// SIGUSR2 (each named by its python-stacks-<pid>.txt): ask them first, as
+// gdb stops whatever it attaches to. The dump is written by the signal
+// handler itself, even while the interpreter is blocked in C code.
+void ProcessTestRunner::request_python_stacks(const RunningTest& running) const {
+  if (running.test->test.kind != SuiteKind::pytest) return;
+  const auto* leader = running.unreaped();
+  if (!leader) return;
+  const auto processes = test_processes(running, leader->process_group());
+  bool asked = false;
+  for (const auto& [pid, path] : python_stack_files(running.folder))
+    if (std::find(processes.begin(), processes.end(), pid) != processes.end()) {
+      ::kill(pid, SIGUSR2);
+      asked = true;
+    }
+  if (asked) std::this_thread::sleep_for(std::chrono::milliseconds(200));
 }
 
 // A debugger cannot attach to a process ranktest-audit traces: ask each
@@ -411,14 +476,24 @@ RankResult ProcessTestRunner::classify_rank(const RunningTest& running,
   const auto& test = running.test->test;
   keep_head_and_tail(rank.log_path, options_.max_output);
   const auto tail = text::read_file_tail(rank.log_path, kTailBytes);
-  std::optional<GtestVerdict> verdict;
-  if (std::filesystem::exists(rank.report_path))
-    verdict = read_gtest_verdict(text::read_file(rank.report_path), test.name);
+  const GtestProcessEnd end{rank.child.exit(), running.timed_out, running.interrupted};
+  const bool has_report = std::filesystem::exists(rank.report_path);
   // A rank stopped after another's failure is classified by how it ended
   // here; finish() then reports it as stopped.
-  const TestResult classified = classify_gtest_test(
-      GtestProcessEnd{rank.child.exit(), running.timed_out, running.interrupted},
-      verdict, tail.bytes);
+  TestResult classified;
+  std::string excerpt;
+  if (test.kind == SuiteKind::pytest) {
+    std::optional<PytestVerdict> verdict;
+    if (has_report) verdict = read_pytest_verdict(text::read_file(rank.report_path), test.name);
+    classified = classify_pytest_test(end, verdict);
+    // What the test printed, less the failure report the plugin appends.
+    excerpt = tail.bytes.substr(0, tail.bytes.find("\n" + test.name + " FAILED in "));
+  } else {
+    std::optional<GtestVerdict> verdict;
+    if (has_report) verdict = read_gtest_verdict(text::read_file(rank.report_path), test.name);
+    classified = classify_gtest_test(end, verdict, tail.bytes);
+    excerpt = gtest_test_output(tail.bytes, test.name, classified.failures);
+  }
   RankResult result;
   result.rank = rank.rank;
   result.outcome = classified.outcome;
@@ -428,8 +503,7 @@ RankResult ProcessTestRunner::classify_rank(const RunningTest& running,
   result.duration =
       std::chrono::duration_cast<std::chrono::milliseconds>(rank.ended - running.started);
   result.log_path = rank.log_path.string();
-  result.output_excerpt = text::keep_end_utf8(
-      gtest_test_output(tail.bytes, test.name, classified.failures), kExcerptBytes);
+  result.output_excerpt = text::keep_end_utf8(excerpt, kExcerptBytes);
   if (result.outcome == Outcome::timed_out)
     result.reason = fmt::format("after {}",
                                 config::format_duration(running.test->settings.timeout));
@@ -495,6 +569,23 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
   for (const auto& d : running.dumpers)
     result.stacks.push_back(StackDump{d.pid, d.rank, d.path.string(),
                                       summarize_stack(text::read_file(d.path))});
+  // Where a Python stack was dumped, it says more than the interpreter's C frames.
+  if (running.timed_out)
+    for (const auto& [pid, path] : python_stack_files(running.folder)) {
+      const auto summary = summarize_python_stack(text::read_file(path));
+      if (summary.empty()) continue;
+      auto it = std::find_if(result.stacks.begin(), result.stacks.end(),
+                             [pid = pid](const StackDump& s) { return s.pid == pid; });
+      if (it == result.stacks.end()) {
+        int rank = -1;
+        for (const auto& r : running.ranks)
+          if (r.child.pid() == pid) rank = r.rank;
+        result.stacks.push_back(StackDump{pid, rank, path.string(), summary});
+      } else {
+        it->summary = summary;
+        it->path = path.string();
+      }
+    }
   std::sort(result.stacks.begin(), result.stacks.end(),
             [](const auto& a, const auto& b) { return std::tie(a.rank, a.pid) < std::tie(b.rank, b.pid); });
   result.duration = std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -101,6 +101,7 @@ class ProcessTestRunner final : public schedule::TestRunner {
   void end_left_behind(RunningTest& running, const process::ChildProcess& last_rank);
   bool start_stack_dumps(RunningTest& running);
   void detach_audits(const RunningTest& running) const;
+  void request_python_stacks(const RunningTest& running) const;
   std::vector<std::string> markers(const RunningTest& running) const;
   // Every live process of the test: its group, its cgroup, its markers.
   std::vector<pid_t> test_processes(const RunningTest& running, pid_t group) const;

@@ -1,5 +1,7 @@
 #include "execute/stack_dump.h"
 
+#include <fmt/format.h>
+
 #include <sstream>
 
 namespace ranktest::execute {
@@ -59,6 +61,55 @@ std::string summarize_stack(std::string_view gdb_output, std::size_t frames) {
     summary += (summary.empty() ? "" : " ← ") + function;
     if (++shown == frames) break;
   }
+  return summary;
+}
+
+std::string summarize_python_stack(std::string_view dump, std::size_t frames) {
+  // Split into threads: a header line "Thread 0x... (most recent call first):"
+  // or "Current thread 0x...", then "  File \"path\", line N in function".
+  struct Thread {
+    bool current = false;
+    std::vector<std::string> frames;  // innermost first
+    bool runs_a_test = false;
+  };
+  std::vector<Thread> threads;
+  std::size_t start = 0;
+  while (start < dump.size()) {
+    auto end = dump.find('\n', start);
+    if (end == std::string_view::npos) end = dump.size();
+    const auto line = dump.substr(start, end - start);
+    start = end + 1;
+    if (line.starts_with("Thread ") || line.starts_with("Current thread ")) {
+      threads.push_back(Thread{line.starts_with("Current"), {}, false});
+      continue;
+    }
+    const auto file_at = line.find("File \"");
+    if (threads.empty() || file_at == std::string_view::npos) continue;
+    const auto file_end = line.find('"', file_at + 6);
+    const auto line_at = line.find(", line ", file_end);
+    const auto in_at = line.find(" in ", line_at);
+    if (file_end == std::string_view::npos || line_at == std::string_view::npos ||
+        in_at == std::string_view::npos)
+      continue;
+    auto file = line.substr(file_at + 6, file_end - file_at - 6);
+    if (const auto slash = file.rfind('/'); slash != std::string_view::npos)
+      file.remove_prefix(slash + 1);
+    const auto number = line.substr(line_at + 7, in_at - line_at - 7);
+    const auto function = line.substr(in_at + 4);
+    threads.back().frames.push_back(
+        fmt::format("{} ({}:{})", function, file, number));
+    threads.back().runs_a_test |= function.starts_with("test");
+  }
+  if (threads.empty()) return {};
+  const Thread* chosen = &threads.back();
+  for (const auto& thread : threads)
+    if (thread.current) chosen = &thread;
+  for (const auto& thread : threads)
+    if (thread.runs_a_test) chosen = &thread;
+  std::string summary;
+  for (std::size_t i = 0; i < chosen->frames.size() && i < frames; ++i)
+    summary += (i ? " ← " : "") + chosen->frames[i];
+  if (chosen->frames.size() > frames) summary += " ← ...";
   return summary;
 }
 

@@ -17,4 +17,9 @@ std::vector<std::string> stack_dump_command(int pid);
 // `thread apply all bt` output, unknown frames ("??") left out.
 std::string summarize_stack(std::string_view gdb_output, std::size_t frames = 6);
 
+// "test_barrier (test_dist.py:40) ← ...": the innermost frames of the
+// thread running the test in a faulthandler dump (the thread with a test_
+// frame, else the thread that took the signal, else the last).
+std::string summarize_python_stack(std::string_view faulthandler_output, std::size_t frames = 4);
+
 }  // namespace ranktest::execute

@@ -2,6 +2,7 @@
 // report it. Immutable once discovered.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -10,11 +11,20 @@
 
 namespace ranktest {
 
-enum class SuiteKind { gtest };
+enum class SuiteKind { gtest, pytest };
 
 struct SourceLocation {
   std::string file;
   int line = 0;
+};
+
+// What a test says about how it must run, in its own source (pytest's
+// @pytest.mark.ranktest); [[override]] entries still win over it.
+struct DeclaredSettings {
+  std::optional<int> ranks;
+  std::optional<std::map<std::string, int>> devices;
+  std::optional<bool> exclusive;
+  std::optional<std::chrono::milliseconds> timeout;
 };
 
 struct TestCase {
@@ -34,6 +44,12 @@ struct TestCase {
   std::string value_param;  // gtest value-parameterised tests: "\"a/b\""
   // Set when the test is collected but must not run, e.g. "disabled".
   std::optional<std::string> skip_reason;
+  // pytest: what to pass pytest to run this test alone ("/abs/test_x.py::t").
+  std::string run_argument;
+  // Set when collecting this test's file failed: it is reported as an error
+  // with this message, never silently lost.
+  std::optional<std::string> collection_error;
+  DeclaredSettings declared;
 };
 
 }  // namespace ranktest

@@ -42,6 +42,11 @@ ResolvedSettings resolve_settings(const config::Config& config,
     take(chosen.max_processes, entry.settings.max_processes);
     take(chosen.max_memory, entry.settings.max_memory);
   }
+  // Then what the test declares in its own source.
+  take(chosen.ranks, test.declared.ranks);
+  take(chosen.devices, test.declared.devices);
+  take(chosen.exclusive, test.declared.exclusive);
+  if (!chosen.timeout && test.declared.timeout) chosen.timeout = *test.declared.timeout;
   take(chosen.audit_children, config.defaults.audit_children);
   take(chosen.max_processes, config.defaults.max_processes);
   take(chosen.max_memory, config.defaults.max_memory);

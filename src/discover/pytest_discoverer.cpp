@@ -1,0 +1,211 @@
+#include "discover/pytest_discoverer.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "config/duration.h"
+#include "discover/source_paths.h"
+#include "process/run_to_completion.h"
+#include "process/temporary_directory.h"
+#include "text/file_tail.h"
+#include "text/sanitize.h"
+
+namespace ranktest::discover {
+namespace fs = std::filesystem;
+namespace {
+
+using Json = nlohmann::json;
+
+std::string quote(const std::string& output) {
+  std::string quoted;
+  for (const auto& line : text::last_lines(output, 15))
+    quoted += "\n    | " + text::terminal_safe(text::truncate_utf8(line, 300));
+  return quoted.empty() ? "\n    (it printed nothing)" : quoted;
+}
+
+// @pytest.mark.ranktest(ranks=, devices=, exclusive=, timeout=); the error
+// says what is wrong with it.
+Expected<DeclaredSettings> declared_settings(const Json& marker) {
+  DeclaredSettings declared;
+  if (!marker.is_object()) return declared;
+  for (const auto& [key, value] : marker.items()) {
+    if (key == "ranks") {
+      if (!value.is_number_integer() || value.get<int>() < 1 || value.get<int>() > 1024)
+        return Error{"ranks must be an integer from 1 to 1024"};
+      declared.ranks = value.get<int>();
+    } else if (key == "devices") {
+      if (!value.is_object()) return Error{"devices must be a dict of counts, e.g. {\"cuda\": 2}"};
+      std::map<std::string, int> devices;
+      for (const auto& [kind, count] : value.items()) {
+        if (!count.is_number_integer() || count.get<int>() < 0)
+          return Error{fmt::format("devices[\"{}\"] must be a count", kind)};
+        if (count.get<int>() > 0) devices[kind] = count.get<int>();
+      }
+      declared.devices = std::move(devices);
+    } else if (key == "exclusive") {
+      if (!value.is_boolean()) return Error{"exclusive must be True or False"};
+      declared.exclusive = value.get<bool>();
+    } else if (key == "timeout") {
+      if (value.is_number() && value.get<double>() > 0)
+        declared.timeout = std::chrono::milliseconds(static_cast<long>(value.get<double>() * 1000));
+      else if (value.is_string() && config::parse_duration(value.get<std::string>()))
+        declared.timeout = *config::parse_duration(value.get<std::string>());
+      else
+        return Error{"timeout must be seconds or a duration such as \"90s\""};
+    } else {
+      return Error{fmt::format("unknown argument '{}'; known: ranks, devices, exclusive, timeout",
+                               key)};
+    }
+  }
+  return declared;
+}
+
+}  // namespace
+
+std::optional<fs::path> pytest_plugin_path() {
+  if (const char* set = std::getenv("RANKTEST_PYTHONPATH"); set && *set) return fs::path(set);
+  std::error_code error;
+  const auto self = fs::read_symlink("/proc/self/exe", error);
+  if (error) return std::nullopt;
+  for (const auto& candidate : {self.parent_path().parent_path() / "python",
+                                self.parent_path().parent_path().parent_path() / "python",
+                                self.parent_path().parent_path() / "share" / "ranktest" / "python"})
+    if (fs::exists(candidate / "ranktest_pytest" / "plugin.py", error)) return candidate;
+  return std::nullopt;
+}
+
+std::vector<std::string> pytest_base_args(const std::string& python) {
+  return {python, "-m", "pytest", "-p", "ranktest_pytest.plugin", "-p", "no:cacheprovider"};
+}
+
+std::string pytest_python_path(const fs::path& plugin) {
+  const char* existing = std::getenv("PYTHONPATH");
+  return existing && *existing ? plugin.string() + ":" + existing : plugin.string();
+}
+
+Expected<std::vector<TestCase>> parse_pytest_collection(std::string_view text,
+                                                       const config::SourceConfig& source,
+                                                       const fs::path& working_directory) {
+  const auto json = Json::parse(text::repair_utf8(text), nullptr, false);
+  if (json.is_discarded() || !json.is_object() || !json.contains("tests") ||
+      !json["tests"].is_array())
+    return Error{"the plugin's collection is not the JSON ranktest expects"};
+  std::vector<TestCase> tests;
+  const auto base = [&](const std::string& nodeid) {
+    TestCase test;
+    test.id = nodeid;
+    test.name = nodeid;
+    test.kind = SuiteKind::pytest;
+    test.source_label = nodeid.substr(0, nodeid.find("::"));
+    test.executable = source.python;
+    test.extra_args = source.args;
+    test.env = source.env;
+    test.working_directory = working_directory;
+    return test;
+  };
+  for (const auto& entry : json["tests"]) {
+    const auto nodeid = entry.value("nodeid", std::string());
+    if (nodeid.empty()) continue;
+    TestCase test = base(nodeid);
+    test.run_argument = entry.value("argument", nodeid);
+    if (entry.contains("line") && entry["line"].is_number_integer())
+      test.location = SourceLocation{test.source_label, entry["line"].get<int>()};
+    if (entry.contains("skip") && entry["skip"].is_string())
+      test.skip_reason = entry["skip"].get<std::string>();
+    if (entry.contains("ranktest")) {
+      auto declared = declared_settings(entry["ranktest"]);
+      if (declared)
+        test.declared = *declared;
+      else
+        test.collection_error = "@pytest.mark.ranktest: " + declared.error().message;
+    }
+    tests.push_back(std::move(test));
+  }
+  if (json.contains("errors") && json["errors"].is_array())
+    for (const auto& error : json["errors"]) {
+      TestCase test = base(error.value("nodeid", std::string(".")));
+      test.collection_error = error.value("message", std::string("collection failed"));
+      tests.push_back(std::move(test));
+    }
+  return tests;
+}
+
+Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& source,
+                                                  const config::Config& config,
+                                                  process::SignalWatch& signals) {
+  const auto where = source.place.to_string();
+  const auto plugin = pytest_plugin_path();
+  if (!plugin)
+    return Error{fmt::format("{}: cannot find ranktest's pytest plugin (ranktest_pytest); "
+                             "set RANKTEST_PYTHONPATH to the folder that holds it",
+                             where)};
+  auto paths = expand_source_paths(source.paths, config.root);
+  if (!paths) return Error{fmt::format("{}: {}", where, paths.error().message)};
+  for (const auto& path : *paths)
+    if (!fs::exists(path))
+      return Error{fmt::format("{}: {}: no such file or folder; correct the path", where,
+                               path.string())};
+  const fs::path working_directory = fs::absolute(
+      source.working_directory.empty() ? config.root : config.root / source.working_directory);
+  auto scratch = process::TemporaryDirectory::create("ranktest-collect-");
+  if (!scratch) return scratch.error();
+  const auto out_path = scratch->path() / "collection.json";
+  const auto log_path = scratch->path() / "output";
+
+  process::SpawnRequest request;
+  request.argv = pytest_base_args(source.python);
+  request.argv.insert(request.argv.end(), {"--collect-only", "-q"});
+  request.argv.insert(request.argv.end(), source.args.begin(), source.args.end());
+  for (const auto& path : *paths) request.argv.push_back(fs::absolute(path).string());
+  std::vector<std::pair<std::string, std::string>> env(source.env.begin(), source.env.end());
+  env.emplace_back("PYTHONPATH", pytest_python_path(*plugin));
+  env.emplace_back("RANKTEST_COLLECT_OUT", out_path.string());
+  request.environment = process::make_environment(env, {});
+  request.working_directory = working_directory;
+  request.stdout_path = log_path;
+
+  auto run = process::run_to_completion(request, signals, config.timeout);
+  if (!run)
+    return Error{fmt::format("{}: cannot run {}: {}; set python = \"...\" in [[source]]", where,
+                             source.python, run.error().message)};
+  DiscoveredPytest discovered;
+  if (run->interrupted_by) {
+    discovered.interrupted_by = run->interrupted_by;
+    return discovered;
+  }
+  const auto output = text::read_file(log_path);
+  if (run->timed_out)
+    return Error{fmt::format("{}: pytest hung while collecting; it printed:{}", where,
+                             quote(output))};
+  if (!fs::exists(out_path)) {
+    std::string hint;
+    if (output.find("No module named pytest") != std::string::npos)
+      hint = fmt::format(" ({} has no pytest: install python3-pytest, or set python = ...)",
+                         source.python);
+    else if (run->exit.signaled || run->exit.code == 127)
+      hint = fmt::format(" (is {} a Python interpreter?)", source.python);
+    return Error{fmt::format("{}: pytest collected nothing (exit code {}){}; it printed:{}",
+                             where, run->exit.signaled ? 128 + run->exit.signal : run->exit.code,
+                             hint, quote(output))};
+  }
+  auto tests = parse_pytest_collection(text::read_file(out_path), source, working_directory);
+  if (!tests) return Error{fmt::format("{}: {}", where, tests.error().message)};
+  // 0: collected; 5: nothing to collect; 2: collection errors (they are
+  // tests now). Anything else (4: a usage error such as a missing path)
+  // means pytest did not collect what it was asked to.
+  const bool errors = std::any_of(tests->begin(), tests->end(),
+                                  [](const TestCase& t) { return t.collection_error.has_value(); });
+  const int code = run->exit.signaled ? 128 + run->exit.signal : run->exit.code;
+  if (!(code == 0 || code == 5 || (code == 2 && errors)))
+    return Error{fmt::format("{}: pytest failed while collecting (exit code {}); it printed:{}",
+                             where, code, quote(output))};
+  discovered.tests = std::move(*tests);
+  return discovered;
+}
+
+}  // namespace ranktest::discover

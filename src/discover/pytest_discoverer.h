@@ -1,0 +1,46 @@
+// Turns pytest suites into TestCases: pytest collects them once, with
+// ranktest's plugin writing the collection as JSON.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/config.h"
+#include "model/expected.h"
+#include "model/test_case.h"
+#include "process/signal_watch.h"
+
+namespace ranktest::discover {
+
+// The folder holding the ranktest_pytest package (put on PYTHONPATH):
+// RANKTEST_PYTHONPATH if set, else python/ beside the build folder or
+// share/ranktest/python beside the installed binary.
+std::optional<std::filesystem::path> pytest_plugin_path();
+
+// The arguments every pytest run of ranktest starts with.
+std::vector<std::string> pytest_base_args(const std::string& python);
+
+// PYTHONPATH with the plugin folder first.
+std::string pytest_python_path(const std::filesystem::path& plugin);
+
+struct DiscoveredPytest {
+  std::vector<TestCase> tests;  // collection errors included, as tests that fail
+  std::optional<int> interrupted_by;
+};
+
+// Collects every test of one pytest source. Errors (no interpreter, no
+// pytest, pytest failing before it collected anything) name the source and
+// quote what pytest printed.
+Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& source,
+                                                  const config::Config& config,
+                                                  process::SignalWatch& signals);
+
+// Reads the plugin's collection JSON; `source_label` for errors.
+Expected<std::vector<TestCase>> parse_pytest_collection(std::string_view json,
+                                                       const config::SourceConfig& source,
+                                                       const std::filesystem::path& working_directory);
+
+}  // namespace ranktest::discover

@@ -1,0 +1,170 @@
+#include "execute/pytest_result.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "process/exit_status.h"
+#include "text/file_tail.h"
+#include "text/sanitize.h"
+
+namespace ranktest::execute {
+namespace {
+
+using Json = nlohmann::json;
+
+// A pytest failure: where it happened and the traceback's last lines (the
+// "E   ..." lines and the code around them are at the end).
+FailureMessage failure_of(const Json& phase) {
+  FailureMessage failure;
+  if (phase.contains("crash") && phase["crash"].is_object()) {
+    const auto& crash = phase["crash"];
+    if (crash.contains("path") && crash["path"].is_string() && crash.contains("line") &&
+        crash["line"].is_number_integer())
+      failure.location = SourceLocation{crash["path"].get<std::string>(), crash["line"].get<int>()};
+  }
+  const auto longrepr = phase.value("longrepr", Json()).is_string()
+                            ? phase["longrepr"].get<std::string>()
+                            : std::string("(pytest gave no details)");
+  std::string text;
+  for (const auto& line : text::last_lines(longrepr, 40)) text += std::string(line) + "\n";
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  failure.text = text;
+  return failure;
+}
+
+// "Skipped: no GPU" -> "no GPU"
+std::string skip_reason(const Json& phase) {
+  auto text = phase.value("longrepr", Json()).is_string() ? phase["longrepr"].get<std::string>()
+                                                         : std::string();
+  if (text.rfind("Skipped: ", 0) == 0) text = text.substr(9);
+  return text;
+}
+
+std::string exit_code_name(int code) {
+  switch (code) {
+    case 2: return "exit code 2: pytest was interrupted";
+    case 3: return "exit code 3: pytest's internal error";
+    case 4: return "exit code 4: pytest's usage error";
+    case 5: return "exit code 5: pytest found no such test";
+    default: return fmt::format("exit code {}", code);
+  }
+}
+
+}  // namespace
+
+std::optional<PytestVerdict> read_pytest_verdict(std::string_view text, const std::string& nodeid) {
+  const auto json = Json::parse(text::repair_utf8(text), nullptr, false);
+  if (json.is_discarded() || !json.is_object() || !json.contains("phases") ||
+      !json["phases"].is_array())
+    return std::nullopt;
+  if (text::repair_utf8(json.value("nodeid", std::string())) != text::repair_utf8(nodeid))
+    return std::nullopt;
+  PytestVerdict verdict;
+  bool call_seen = false, teardown_seen = false;
+  for (const auto& phase : json["phases"]) {
+    const auto when = phase.value("when", std::string());
+    const auto outcome = phase.value("outcome", std::string());
+    const bool xfail = phase.contains("wasxfail") && phase["wasxfail"].is_string();
+    if (outcome == "failed") {
+      verdict.failures.push_back(failure_of(phase));
+      if (when == "setup") verdict.status = PytestVerdict::Status::setup_error;
+      else if (when == "call") verdict.status = PytestVerdict::Status::failed;
+      else if (verdict.status == PytestVerdict::Status::passed ||
+               verdict.status == PytestVerdict::Status::incomplete)
+        verdict.status = PytestVerdict::Status::teardown_error;
+    } else if (outcome == "skipped" && (when == "setup" || when == "call")) {
+      verdict.status = xfail ? PytestVerdict::Status::xfailed : PytestVerdict::Status::skipped;
+      verdict.reason = xfail ? phase["wasxfail"].get<std::string>() : skip_reason(phase);
+    } else if (outcome == "passed" && when == "call") {
+      verdict.status = xfail ? PytestVerdict::Status::xpassed : PytestVerdict::Status::passed;
+      if (xfail) verdict.reason = phase["wasxfail"].get<std::string>();
+    }
+    call_seen |= when == "call" || (when == "setup" && outcome != "passed");
+    teardown_seen |= when == "teardown";
+  }
+  // Setup passed and nothing after it: the process ended mid-test.
+  if (!call_seen) verdict.status = PytestVerdict::Status::incomplete;
+  if (!teardown_seen && verdict.status == PytestVerdict::Status::passed)
+    verdict.status = PytestVerdict::Status::incomplete;
+  return verdict;
+}
+
+TestResult classify_pytest_test(const GtestProcessEnd& end,
+                                const std::optional<PytestVerdict>& verdict) {
+  using Status = PytestVerdict::Status;
+  TestResult result;
+  result.exit = end.exit;
+  if (verdict) result.failures = verdict->failures;
+  if (end.interrupted) {
+    result.outcome = Outcome::interrupted;
+    result.reason = "stopped because the run was interrupted";
+    return result;
+  }
+  if (end.timed_out) {
+    result.outcome = Outcome::timed_out;
+    return result;
+  }
+  if (!end.exit) {
+    result.outcome = Outcome::error;
+    result.reason = "the process could not be waited for";
+    return result;
+  }
+  const ProcessExit& exit = *end.exit;
+  const bool reported = verdict && verdict->status != Status::incomplete;
+  if (exit.signaled) {
+    result.outcome = Outcome::crashed;
+    result.reason = reported && (verdict->status == Status::passed)
+                        ? fmt::format("{} after pytest reported the test passed (at interpreter exit)",
+                                      process::describe(exit))
+                        : process::describe(exit);
+    return result;
+  }
+  if (!reported) {
+    result.outcome = exit.code >= 2 && exit.code <= 5 ? Outcome::error : Outcome::failed;
+    result.reason = exit.code >= 2 && exit.code <= 5
+                        ? fmt::format("pytest did not run the test ({})", exit_code_name(exit.code))
+                        : fmt::format("{} before pytest reported a result (did the test call "
+                                      "os._exit() or sys.exit()?)",
+                                      process::describe(exit));
+    return result;
+  }
+  switch (verdict->status) {
+    case Status::failed:
+      result.outcome = Outcome::failed;
+      return result;
+    case Status::setup_error:
+      result.outcome = Outcome::failed;
+      result.reason = "error in setup (a fixture failed)";
+      return result;
+    case Status::teardown_error:
+      result.outcome = Outcome::failed;
+      result.reason = "error in teardown";
+      return result;
+    case Status::skipped:
+    case Status::xfailed:
+    case Status::passed:
+    case Status::xpassed:
+      if (exit.code != 0) {
+        result.outcome = Outcome::failed;
+        result.reason = fmt::format("{} although pytest reported the test {}",
+                                    exit_code_name(exit.code),
+                                    verdict->status == Status::skipped ? "skipped" : "passed");
+        return result;
+      }
+      result.outcome = verdict->status == Status::skipped || verdict->status == Status::xfailed
+                           ? Outcome::skipped
+                           : Outcome::passed;
+      if (verdict->status == Status::xfailed) result.reason = "xfail: " + verdict->reason;
+      else if (verdict->status == Status::xpassed) result.reason = "xpassed: " + verdict->reason;
+      else result.reason = verdict->reason;
+      // An xfail's traceback is expected; do not show it as a failure.
+      result.failures.clear();
+      return result;
+    case Status::incomplete:
+      break;
+  }
+  return result;
+}
+
+}  // namespace ranktest::execute
