@@ -1,0 +1,100 @@
+// pytest suites: every test collected (collection errors included), each in
+// its own process, its outcome read from ranktest's plugin and checked
+// against how the process ended.
+#include <gtest/gtest.h>
+
+#include "harness.h"
+
+namespace ranktest::testing {
+namespace {
+
+std::string pytest_source(const std::string& extra = "") {
+  return "timeout = \"3s\"\ngrace-period = \"1s\"\n"
+         "[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+         "paths = [\"" RANKTEST_SOURCE_DIR "/tests/python\"]\n" + extra;
+}
+
+TEST(Pytest, EveryWayATestEndsHasItsOutcome) {
+  Workdir dir;
+  dir.write("ranktest.toml", pytest_source());
+  const auto run = run_ranktest(dir, {"run", "--junit", "junit.xml"});
+  const std::map<std::string, std::pair<std::string, std::string>> expected{
+      {"test_outcomes.py::test_passes", {"passed", ""}},
+      {"test_outcomes.py::test_fails_an_assertion", {"failed", ""}},
+      {"test_outcomes.py::test_errors_in_setup", {"failed", "error in setup"}},
+      {"test_outcomes.py::test_errors_in_teardown", {"failed", "error in teardown"}},
+      {"test_outcomes.py::test_skipped_by_marker", {"skipped", "not ready"}},
+      {"test_outcomes.py::test_skips_itself", {"skipped", "no device here"}},
+      {"test_outcomes.py::test_xfails", {"skipped", "xfail: known bug"}},
+      {"test_outcomes.py::test_xpasses", {"passed", "xpassed: fixed already"}},
+      {"test_outcomes.py::test_strict_xpass_fails", {"failed", ""}},
+      {"test_outcomes.py::test_exits_zero_mid_test", {"failed", "before pytest reported"}},
+      {"test_outcomes.py::test_calls_sys_exit", {"failed", ""}},
+      {"test_outcomes.py::test_segfaults", {"crashed", "SIGSEGV"}},
+      {"test_outcomes.py::test_hangs_in_a_helper", {"timed-out", "after 3s"}},
+      {"test_outcomes.py::test_ranks_see_the_contract", {"passed", ""}},
+      {"test_outcomes.py::test_rank_one_fails", {"failed", "rank 1"}},
+      {"test_outcomes.py::test_bad_marker", {"error", "collection failed"}},
+      {"test_outcomes.py::test_parametrized[a/b]", {"passed", ""}},
+      {"test_outcomes.py::test_parametrized[<c>]", {"passed", ""}},
+      {"test_outcomes.py::test_parametrized[d::e]", {"passed", ""}},
+      {"test_broken_import.py", {"error", "collection failed"}},
+  };
+  const auto finished = run.finished();
+  EXPECT_EQ(finished.size(), expected.size()) << run.out << run.err;
+  for (const auto& [id, outcome] : expected) {
+    ASSERT_TRUE(finished.count(id)) << id << "\n" << run.out << run.err;
+    const auto& result = finished.at(id)["result"];
+    EXPECT_EQ(result["outcome"], outcome.first) << id << "\n" << result.dump(2);
+    EXPECT_NE(result["reason"].get<std::string>().find(outcome.second), std::string::npos)
+        << id << "\n" << result.dump(2);
+  }
+  const auto& failed = finished.at("test_outcomes.py::test_fails_an_assertion")["result"];
+  ASSERT_EQ(failed["failures"].size(), 1u);
+  EXPECT_EQ(failed["failures"][0]["location"]["line"], 17);
+  EXPECT_NE(failed["failures"][0]["message"].get<std::string>().find("AssertionError: the answer is off"),
+            std::string::npos);
+  EXPECT_NE(finished.at("test_broken_import.py")["result"]["failures"][0]["message"]
+                .get<std::string>()
+                .find("No module named 'module_that_does_not_exist'"),
+            std::string::npos);
+  EXPECT_NE(finished.at("test_outcomes.py::test_bad_marker")["result"]["failures"][0]["message"]
+                .get<std::string>()
+                .find("ranks must be an integer"),
+            std::string::npos);
+  // The hung test's Python stack, taken through faulthandler.
+  const auto& hang = finished.at("test_outcomes.py::test_hangs_in_a_helper")["result"];
+  ASSERT_EQ(hang["stacks"].size(), 1u) << hang.dump(2);
+  EXPECT_EQ(hang["stacks"][0]["summary"].get<std::string>().rfind(
+                "wait_for_peer (test_outcomes.py:", 0), 0u) << hang.dump(2);
+  EXPECT_NE(finished.at("test_outcomes.py::test_passes")["result"]["output_excerpt"]
+                .get<std::string>()
+                .find("hello from a passing test"),
+            std::string::npos);
+  std::string output;
+  EXPECT_EQ(shell("xmllint --noout --schema " RANKTEST_SOURCE_DIR "/tests/schemas/junit.xsd " +
+                      (dir.path() / "junit.xml").string(), &output), 0) << output;
+  EXPECT_TRUE(surviving_processes(run.run_dir()).empty());
+}
+
+TEST(Pytest, AnInterpreterWithoutPytestIsADiscoveryError) {
+  Workdir dir;
+  dir.write("ranktest.toml", "[[source]]\nkind = \"pytest\"\npython = \"/bin/false\"\n"
+                             "paths = [\".\"]\n");
+  const auto run = run_ranktest(dir, {"run"});
+  EXPECT_EQ(run.exit_code, 3);
+  EXPECT_NE(run.err.find("ranktest.toml:1:1: pytest collected nothing (exit code 1)"),
+            std::string::npos) << run.err;
+}
+
+TEST(Pytest, AMissingPathIsADiscoveryError) {
+  Workdir dir;
+  dir.write("ranktest.toml", "[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+                             "paths = [\"no_such_tests\"]\n");
+  const auto run = run_ranktest(dir, {"run"});
+  EXPECT_EQ(run.exit_code, 3);
+  EXPECT_NE(run.err.find("no_such_tests: no such file or folder"), std::string::npos) << run.err;
+}
+
+}  // namespace
+}  // namespace ranktest::testing
