@@ -13,6 +13,9 @@ RANKTEST_RESULT_FILE  write how the test went here as JSON, rewritten after
 RANKTEST_STACK_DIR    register faulthandler on SIGUSR2: ranktest sends it at
                       a timeout and gets every thread's Python stack in
                       python-stacks-<pid>.txt there.
+RANKTEST_FORK_SERVER  after collecting, serve: read requests (JSON lines) on
+                      stdin, fork a fresh process per test, answer on fd 3
+                      (see _serve).
 """
 
 import faulthandler
@@ -40,7 +43,8 @@ def pytest_configure(config):
     # ranktest reports; pytest's own progress and summary would only bury
     # the test's output in its log. (Its options stay: assertion rewriting
     # reads them.)
-    if os.environ.get("RANKTEST_RESULT_FILE") or os.environ.get("RANKTEST_COLLECT_OUT"):
+    if any(os.environ.get(name) for name in
+           ("RANKTEST_RESULT_FILE", "RANKTEST_COLLECT_OUT", "RANKTEST_FORK_SERVER")):
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
             config.pluginmanager.unregister(reporter)
@@ -50,8 +54,15 @@ def pytest_configure(config):
         "runs this test: its number of processes (ranks), the devices it needs "
         "({'cuda': 2}), whether it runs alone, its timeout (seconds or '90s')",
     )
+    if _stack_file is None:
+        _register_stack_dump()
+    _guard.note("before collection (in conftest.py, a plugin, or pytest's arguments)")
+
+
+def _register_stack_dump():
+    global _stack_file
     stack_dir = os.environ.get("RANKTEST_STACK_DIR")
-    if stack_dir and _stack_file is None and hasattr(signal, "SIGUSR2"):
+    if stack_dir and hasattr(signal, "SIGUSR2"):
         path = os.path.join(stack_dir, "python-stacks-%d.txt" % os.getpid())
         _stack_file = open(path, "w")
         faulthandler.register(signal.SIGUSR2, file=_stack_file, all_threads=True, chain=False)
@@ -165,3 +176,168 @@ def pytest_runtest_logreport(report):
         sys.stderr.write("\n%s %s in %s\n%s\n" % (report.nodeid, "FAILED", report.when,
                                                   phase["longrepr"] or ""))
         sys.stderr.flush()
+
+
+# --- the fork server ------------------------------------------------------------
+#
+# Forking a process that has touched an accelerator, or that runs more than
+# one thread, breaks the child: CUDA refuses ("Cannot re-initialize CUDA in
+# forked subprocess"), XLA sees the wrong devices ("Cannot replicate if
+# number of devices (1) is different from 8"), and locks held by the other
+# threads stay locked forever. The guard checks before every fork and names
+# the collection step after which the problem first appeared.
+
+_DEVICE_PREFIXES = ("/dev/nvidia", "/dev/accel", "/dev/vfio/", "/dev/kfd", "/dev/dri/")
+
+
+class _Guard:
+    def __init__(self):
+        self.culprit = None  # where the problem first appeared
+
+    @staticmethod
+    def problem():
+        devices = []
+        try:
+            for fd in os.listdir("/proc/self/fd"):
+                try:
+                    target = os.readlink("/proc/self/fd/" + fd)
+                except OSError:
+                    continue
+                if target.startswith(_DEVICE_PREFIXES):
+                    devices.append(target)
+            threads = len(os.listdir("/proc/self/task"))
+        except OSError:
+            return None
+        if devices:
+            return ("it has %s open: a device was initialised before spawning (the cause of "
+                    "\"Cannot re-initialize CUDA in forked subprocess\" and \"Cannot replicate if "
+                    "number of devices (1) is different from 8\")" % devices[0])
+        if threads > 1:
+            return ("it runs %d threads: forking would copy one of them and leave the others' "
+                    "locks held" % threads)
+        return None
+
+    def note(self, where):
+        if self.culprit is None and self.problem() is not None:
+            self.culprit = where
+
+    def check(self):
+        problem = self.problem()
+        if problem and self.culprit:
+            problem += ", first seen " + self.culprit
+        return problem
+
+
+_guard = _Guard()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    yield
+    _guard.note("after collecting %s (its imports or module-level code)" % (collector.nodeid or "."))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session):
+    if not os.environ.get("RANKTEST_FORK_SERVER"):
+        return None
+    _serve(session)
+    return True
+
+
+def _serve(session):
+    """One JSON line per request on stdin:
+        {"nodeid": ..., "env": {...}, "log": path, "cwd": path, "pgid": 0 or N,
+         "cgroups": [cgroup.procs paths]}
+    and one reply per request on fd 3: {"pid": N} (the test's process,
+    already an orphan, so the runner, a child subreaper, reaps it) or
+    {"refused": why}. First of all: {"ready": true, "guard": null or why}."""
+    replies = os.fdopen(3, "w", buffering=1)
+    items = {item.nodeid: item for item in session.items}
+
+    def reply(message):
+        replies.write(json.dumps(message) + "\n")
+        replies.flush()
+
+    # Forked children touch the objects the collector reaches; freezing them
+    # keeps their memory shared with this process instead of copied.
+    import gc
+
+    gc.collect()
+    gc.freeze()
+    reply({"ready": True, "tests": len(items), "guard": _guard.check()})
+    for line in sys.stdin.buffer:
+        request = json.loads(line)
+        item = items.get(request.get("nodeid"))
+        if item is None:
+            reply({"refused": "the fork server did not collect %s" % request.get("nodeid")})
+            continue
+        problem = _guard.check()
+        if problem:
+            reply({"refused": problem})
+            continue
+        sys.stdout.flush()
+        sys.stderr.flush()
+        read_end, write_end = os.pipe()
+        middle = os.fork()
+        if middle == 0:
+            os.close(read_end)
+            try:
+                child = os.fork()
+            except OSError:
+                os._exit(1)
+            if child == 0:
+                os.close(write_end)
+                replies.close()
+                _run_forked(item, request)
+            try:
+                os.setpgid(child, request.get("pgid") or child)
+            except OSError:
+                pass
+            os.write(write_end, str(child).encode())
+            os._exit(0)
+        os.close(write_end)
+        data = os.read(read_end, 64)
+        os.close(read_end)
+        os.waitpid(middle, 0)
+        reply({"pid": int(data)} if data else {"refused": "fork failed"})
+
+
+def _run_forked(item, request):
+    """The test's own process: its group, cgroup, output, environment, then
+    pytest's protocol for this one item, and out."""
+    code = 1
+    try:
+        try:
+            os.setpgid(0, request.get("pgid") or 0)
+        except OSError:
+            pass
+        for procs in request.get("cgroups", []):
+            with open(procs, "w") as cgroup:
+                cgroup.write("0")
+        log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.close(log)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        os.environ.clear()
+        os.environ.update(request.get("env", {}))
+        if request.get("cwd"):
+            os.chdir(request["cwd"])
+        _register_stack_dump()
+        from _pytest.runner import runtestprotocol
+
+        reports = runtestprotocol(item, nextitem=None, log=True)
+        code = 1 if any(report.failed for report in reports) else 0
+    except BaseException:  # noqa: B902 - the child must end here, whatever happened
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)

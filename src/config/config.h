@@ -31,6 +31,9 @@ struct SourceConfig {
   std::filesystem::path working_directory;  // empty: the runner's own
   // pytest sources: the interpreter that runs pytest (name or path).
   std::string python = "python3";
+  // pytest sources: fork each test from a server that collected once
+  // ("fork-server"), or start a fresh interpreter per test ("plain").
+  bool fork_server = false;
   Place place;
 };
 

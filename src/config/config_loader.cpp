@@ -25,7 +25,7 @@ const std::vector<std::string>& KnownKeys::top_level() {
 }
 const std::vector<std::string>& KnownKeys::source() {
   static const std::vector<std::string> keys{"kind", "paths", "args", "env",
-                                             "cwd", "python"};
+                                             "cwd", "python", "mode"};
   return keys;
 }
 const std::vector<std::string>& KnownKeys::override_table() {
@@ -278,6 +278,15 @@ std::optional<Error> read_source(const toml::table& table,
       return reader.error_at(node->source(),
                              "key 'python' in [[source]] is for kind = \"pytest\" sources only");
     source.python = node->value<std::string>().value();
+  }
+  if (const auto* node = table.get("mode")) {
+    const auto mode = node->value<std::string>();
+    if (!node->is_string() || (*mode != "plain" && *mode != "fork-server"))
+      return reader.wrong_type("mode", *node, "\"plain\" or \"fork-server\"");
+    if (source.kind != SuiteKind::pytest)
+      return reader.error_at(node->source(),
+                             "key 'mode' in [[source]] is for kind = \"pytest\" sources only");
+    source.fork_server = *mode == "fork-server";
   }
   const auto* paths = table.get("paths");
   if (!paths)

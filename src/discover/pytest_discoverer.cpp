@@ -195,6 +195,12 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
   }
   auto tests = parse_pytest_collection(text::read_file(out_path), source, working_directory);
   if (!tests) return Error{fmt::format("{}: {}", where, tests.error().message)};
+  std::vector<std::string> collected_with = source.args;
+  for (const auto& path : *paths) collected_with.push_back(fs::absolute(path).string());
+  for (auto& test : *tests) {
+    test.collect_arguments = collected_with;
+    test.fork_server = source.fork_server;
+  }
   // 0: collected; 5: nothing to collect; 2: collection errors (they are
   // tests now). Anything else (4: a usage error such as a missing path)
   // means pytest did not collect what it was asked to.

@@ -11,6 +11,7 @@
 #include "execute/child_audit.h"
 #include "discover/pytest_discoverer.h"
 #include "execute/gtest_result.h"
+#include "execute/pytest_fork_server.h"
 #include "execute/pytest_result.h"
 #include "execute/rank_environment.h"
 #include "execute/output_limit.h"
@@ -198,8 +199,20 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
     }
     if (rank > 0) request.process_group = running->ranks.front().child.process_group();
     std::optional<Expected<process::ChildProcess>> spawned;
+    if (test.test.fork_server && audit_path.empty() && !log_path.empty())
+      if (auto* server = fork_server_for(test)) {
+        ForkRequest fork{test.test.name, request.environment, log_path,
+                         test.test.working_directory, request.process_group,
+                         running->cgroup ? running->cgroup->procs_files()
+                                         : std::vector<std::filesystem::path>{}};
+        if (auto pid = server->fork_test(fork))
+          spawned.emplace(process::ChildProcess::adopt(
+              *pid, request.process_group ? request.process_group : *pid));
+        else
+          give_up_fork_server(test.test, pid.error().message);
+      }
     const auto spawn = [&] { spawned.emplace(process::ChildProcess::spawn(request)); };
-    if (!running->cgroup || !running->cgroup->spawn_inside(spawn)) spawn();
+    if (!spawned && (!running->cgroup || !running->cgroup->spawn_inside(spawn))) spawn();
     auto& child = *spawned;
     if (!child)
       return failed_to_launch(world == 1 ? child.error().message
@@ -208,7 +221,39 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
     running->ranks.push_back(
         Rank{rank, std::move(*child), log_path, report_path, audit_path, {}, {}, false});
   }
+  // A forked test may have ended before it was adopted: its exit is waiting.
+  for (auto& rank : running->ranks)
+    if (const auto early = orphan_exits_.find(rank.child.pid()); early != orphan_exits_.end()) {
+      rank.child.mark_reaped(early->second);
+      orphan_exits_.erase(early);
+      rank.ended = Clock::now();
+      rank_ended(*running, rank, rank.ended);
+    }
   running_.push_back(std::move(running));
+}
+
+PytestForkServer* ProcessTestRunner::fork_server_for(const select::PlannedTest& test) {
+  const auto key = PytestForkServer::key(test.test);
+  if (no_fork_server_.count(key)) return nullptr;
+  if (auto it = fork_servers_.find(key); it != fork_servers_.end()) return it->second.get();
+  const auto log = folder_.path() / fmt::format("pytest-fork-server-{}.log", fork_servers_.size() + 1);
+  auto server = PytestForkServer::start(test.test, log, test.settings.timeout);
+  if (!server) {
+    give_up_fork_server(test.test, server.error().message);
+    return nullptr;
+  }
+  return fork_servers_.emplace(key, std::move(*server)).first->second.get();
+}
+
+// Said once per source; its tests then start one interpreter each.
+void ProcessTestRunner::give_up_fork_server(const TestCase& test, const std::string& why) {
+  const auto key = PytestForkServer::key(test);
+  if (!no_fork_server_.insert(key).second) return;
+  fork_servers_.erase(key);
+  fmt::print(stderr,
+             "ranktest: warning: the pytest fork server of {} cannot fork tests: {}; running its "
+             "tests in plain mode (a fresh interpreter each)\n",
+             test.source_label, why);
 }
 
 schedule::RunnerWakeup ProcessTestRunner::wait() {
@@ -274,7 +319,12 @@ void ProcessTestRunner::reap() {
       continue;
     }
     const Owner found = owner(pid);
-    if (!found.test) continue;  // not one of our ranks
+    if (!found.test) {
+      // Maybe a forked test whose adoption is still to come (see start()).
+      if (orphan_exits_.size() > 10000) orphan_exits_.clear();
+      orphan_exits_[pid] = exit;
+      continue;
+    }
     found.rank->child.mark_reaped(exit);
     found.rank->ended = now;
     rank_ended(*found.test, *found.rank, now);
@@ -343,9 +393,15 @@ bool ProcessTestRunner::start_stack_dumps(RunningTest& running) {
     request.stdout_path = running.folder / fmt::format("stacks-{}.txt", pid);
     auto child = process::ChildProcess::spawn(request);
     if (!child) continue;
-    const auto rank = process::environment_value(pid, "RANK");
-    running.dumpers.push_back(Dumper{pid, rank ? std::atoi(rank->c_str()) : -1,
-                                     request.stdout_path, std::move(*child)});
+    // A rank's number from the runner's own records (a forked test's
+    // environment in /proc is its fork server's), else from its RANK.
+    int rank_number = -1;
+    for (const auto& r : running.ranks)
+      if (r.child.pid() == pid) rank_number = r.rank;
+    if (rank_number < 0)
+      if (const auto rank = process::environment_value(pid, "RANK"))
+        rank_number = std::atoi(rank->c_str());
+    running.dumpers.push_back(Dumper{pid, rank_number, request.stdout_path, std::move(*child)});
   }
   return !running.dumpers.empty();
 }

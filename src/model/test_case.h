@@ -50,6 +50,11 @@ struct TestCase {
   // with this message, never silently lost.
   std::optional<std::string> collection_error;
   DeclaredSettings declared;
+  // pytest: the arguments the source was collected with (its args and
+  // paths), which a fork server collects again; and whether its tests run
+  // through one.
+  std::vector<std::string> collect_arguments;
+  bool fork_server = false;
 };
 
 }  // namespace ranktest

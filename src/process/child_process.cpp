@@ -62,8 +62,13 @@ Expected<ChildProcess> ChildProcess::spawn(const SpawnRequest& request) {
                            POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
                                POSIX_SPAWN_SETPGROUP);
 
-  posix_spawn_file_actions_addopen(&setup.actions, STDIN_FILENO, "/dev/null",
-                                   O_RDONLY, 0);
+  bool stdin_given = false;
+  for (const auto& [from, to] : request.descriptors) {
+    posix_spawn_file_actions_adddup2(&setup.actions, from, to);
+    stdin_given |= to == STDIN_FILENO;
+  }
+  if (!stdin_given)
+    posix_spawn_file_actions_addopen(&setup.actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   constexpr int kOutputFlags = O_WRONLY | O_CREAT | O_APPEND;
   if (!request.stdout_path.empty()) {
     posix_spawn_file_actions_addopen(&setup.actions, STDOUT_FILENO,

@@ -29,6 +29,9 @@ struct SpawnRequest {
   // 0: the child leads a new process group. Else the group to join (the
   // ranks of one test share their first rank's group).
   pid_t process_group = 0;
+  // Descriptors of the runner given to the child: {runner's fd, child's fd}.
+  // The child's stdin is the one mapped to 0, else /dev/null.
+  std::vector<std::pair<int, int>> descriptors;
 };
 
 class ChildProcess {
@@ -37,6 +40,10 @@ class ChildProcess {
   // everything it starts, and ctrl-c on the terminal does not), /dev/null as
   // stdin, no blocked signals and default signal dispositions.
   static Expected<ChildProcess> spawn(const SpawnRequest& request);
+  // Takes ownership of a process that became this process's child as an
+  // orphan (this process is a child subreaper): a test forked by a fork
+  // server whose intermediate parent exited.
+  static ChildProcess adopt(pid_t pid, pid_t group) { return ChildProcess(pid, group); }
 
   ChildProcess(ChildProcess&& other) noexcept;
   ChildProcess& operator=(ChildProcess&& other) noexcept;

@@ -316,6 +316,12 @@ bool TestCgroup::spawn_inside(const std::function<void()>& spawn) {
   return inside;
 }
 
+std::vector<std::filesystem::path> TestCgroup::procs_files() const {
+  std::vector<std::filesystem::path> files;
+  for (const auto& dir : dirs_) files.push_back(dir / "cgroup.procs");
+  return files;
+}
+
 std::vector<pid_t> TestCgroup::processes() const {
   std::vector<pid_t> pids;
   if (dirs_.empty()) return pids;

@@ -86,6 +86,9 @@ class TestCgroup {
   // back: the child is created inside, before it can start anything.
   // False when the move failed (the child is then spawned outside).
   bool spawn_inside(const std::function<void()>& spawn);
+  // The cgroup.procs file of each hierarchy: a process that writes "0" to
+  // each moves itself in.
+  std::vector<std::filesystem::path> procs_files() const;
   // Live processes in the cgroup.
   std::vector<pid_t> processes() const;
   // Ends every process in it (cgroup.kill where there is one).

@@ -14,9 +14,13 @@ std::string pytest_source(const std::string& extra = "") {
          "paths = [\"" RANKTEST_SOURCE_DIR "/tests/python\"]\n" + extra;
 }
 
-TEST(Pytest, EveryWayATestEndsHasItsOutcome) {
+class PytestModes : public ::testing::TestWithParam<std::string> {};
+
+// The same outcomes whether each test starts a fresh interpreter (plain) or
+// is forked from a server that collected once (fork-server).
+TEST_P(PytestModes, EveryWayATestEndsHasItsOutcome) {
   Workdir dir;
-  dir.write("ranktest.toml", pytest_source());
+  dir.write("ranktest.toml", pytest_source("mode = \"" + GetParam() + "\"\n"));
   const auto run = run_ranktest(dir, {"run", "--junit", "junit.xml"});
   const std::map<std::string, std::pair<std::string, std::string>> expected{
       {"test_outcomes.py::test_passes", {"passed", ""}},
@@ -75,6 +79,32 @@ TEST(Pytest, EveryWayATestEndsHasItsOutcome) {
   EXPECT_EQ(shell("xmllint --noout --schema " RANKTEST_SOURCE_DIR "/tests/schemas/junit.xsd " +
                       (dir.path() / "junit.xml").string(), &output), 0) << output;
   EXPECT_TRUE(surviving_processes(run.run_dir()).empty());
+  EXPECT_EQ(run.err.find("fork server"), std::string::npos) << run.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, PytestModes, ::testing::Values("plain", "fork-server"),
+                         [](const auto& info) {
+                           return info.param == "plain" ? std::string("Plain")
+                                                        : std::string("ForkServer");
+                         });
+
+// A suite that starts a thread while it is imported cannot be forked
+// safely: ranktest says where the thread came from and runs the tests plain.
+TEST(Pytest, AForkServerWithThreadsFallsBackToPlainAndSaysWhy) {
+  Workdir dir;
+  dir.write("test_threaded.py",
+            "import threading, time\n"
+            "threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n"
+            "def test_passes():\n    pass\n");
+  dir.write("ranktest.toml", "[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+                             "paths = [\".\"]\nmode = \"fork-server\"\n");
+  const auto run = run_ranktest(dir, {"run"});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.err.find("cannot fork tests: it runs 2 threads"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("first seen after collecting test_threaded.py"), std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("running its tests in plain mode"), std::string::npos) << run.err;
+  EXPECT_EQ(run.last_out_line(), "ranktest: 1 passed, 0 failed, 0 skipped");
 }
 
 TEST(Pytest, AnInterpreterWithoutPytestIsADiscoveryError) {

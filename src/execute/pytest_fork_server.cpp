@@ -1,0 +1,145 @@
+#include "execute/pytest_fork_server.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "discover/pytest_discoverer.h"
+#include "text/file_tail.h"
+#include "text/sanitize.h"
+
+namespace ranktest::execute {
+namespace {
+
+using Json = nlohmann::json;
+
+bool write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string PytestForkServer::key(const TestCase& test) {
+  std::string key = test.executable.string() + '\0' + test.working_directory.string();
+  for (const auto& argument : test.collect_arguments) key += '\0' + argument;
+  return key;
+}
+
+Expected<std::unique_ptr<PytestForkServer>> PytestForkServer::start(
+    const TestCase& test, const std::filesystem::path& log, std::chrono::milliseconds timeout) {
+  const auto plugin = discover::pytest_plugin_path();
+  if (!plugin) return Error{"cannot find ranktest's pytest plugin"};
+  int requests[2], replies[2];
+  if (::pipe2(requests, O_CLOEXEC) != 0) return Error{std::strerror(errno)};
+  if (::pipe2(replies, O_CLOEXEC) != 0) {
+    ::close(requests[0]);
+    ::close(requests[1]);
+    return Error{std::strerror(errno)};
+  }
+  process::SpawnRequest request;
+  request.argv = discover::pytest_base_args(test.executable.string());
+  request.argv.push_back("-s");
+  request.argv.insert(request.argv.end(), test.collect_arguments.begin(),
+                      test.collect_arguments.end());
+  std::vector<std::pair<std::string, std::string>> env(test.env.begin(), test.env.end());
+  env.emplace_back("PYTHONPATH", discover::pytest_python_path(*plugin));
+  env.emplace_back("PYTHONUNBUFFERED", "1");
+  env.emplace_back("RANKTEST_FORK_SERVER", "1");
+  request.environment = process::make_environment(env, {});
+  request.working_directory = test.working_directory;
+  request.stdout_path = log;
+  request.descriptors = {{requests[0], 0}, {replies[1], 3}};
+  auto child = process::ChildProcess::spawn(request);
+  ::close(requests[0]);
+  ::close(replies[1]);
+  if (!child) {
+    ::close(requests[1]);
+    ::close(replies[0]);
+    return child.error();
+  }
+  std::unique_ptr<PytestForkServer> server(
+      new PytestForkServer(std::move(*child), requests[1], replies[0]));
+  auto ready = server->read_reply(timeout);
+  if (!ready) {
+    const auto said = text::read_file_tail(log, 2000).bytes;
+    return Error{fmt::format("{}; it printed: {}", ready.error().message,
+                             text::terminal_safe(text::truncate_utf8(said, 600)))};
+  }
+  const auto json = Json::parse(*ready, nullptr, false);
+  if (json.is_discarded() || !json.value("ready", false))
+    return Error{"the server answered what ranktest does not understand: " + *ready};
+  if (json.contains("guard") && json["guard"].is_string())
+    return Error{json["guard"].get<std::string>()};
+  return server;
+}
+
+PytestForkServer::~PytestForkServer() {
+  // End of its requests: it leaves its loop; ~ChildProcess kills what is left.
+  if (to_server_ >= 0) ::close(to_server_);
+  if (from_server_ >= 0) ::close(from_server_);
+}
+
+Expected<std::string> PytestForkServer::read_reply(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    const auto newline = buffered_.find('\n');
+    if (newline != std::string::npos) {
+      auto line = buffered_.substr(0, newline);
+      buffered_.erase(0, newline + 1);
+      return line;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return Error{"the fork server did not answer in time"};
+    pollfd fd{from_server_, POLLIN, 0};
+    const int ready = ::poll(&fd, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;
+    char chunk[4096];
+    const ssize_t n = ::read(from_server_, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Error{"the fork server exited"};
+    buffered_.append(chunk, static_cast<std::size_t>(n));
+  }
+}
+
+Expected<pid_t> PytestForkServer::fork_test(const ForkRequest& request) {
+  Json env = Json::object();
+  for (const auto& entry : request.environment) {
+    const auto equals = entry.find('=');
+    if (equals != std::string::npos)
+      env[text::repair_utf8(entry.substr(0, equals))] = text::repair_utf8(entry.substr(equals + 1));
+  }
+  Json cgroups = Json::array();
+  for (const auto& path : request.cgroup_procs) cgroups.push_back(path.string());
+  const Json message{{"nodeid", request.nodeid},
+                     {"env", env},
+                     {"log", request.log.string()},
+                     {"cwd", request.working_directory.string()},
+                     {"pgid", request.process_group},
+                     {"cgroups", cgroups}};
+  if (!write_all(to_server_, message.dump(-1, ' ', true, Json::error_handler_t::replace) + "\n"))
+    return Error{"the fork server is gone"};
+  auto line = read_reply(std::chrono::seconds(30));
+  if (!line) return line.error();
+  const auto reply = Json::parse(*line, nullptr, false);
+  if (!reply.is_discarded() && reply.contains("pid") && reply["pid"].is_number_integer())
+    return static_cast<pid_t>(reply["pid"].get<int>());
+  if (!reply.is_discarded() && reply.contains("refused") && reply["refused"].is_string())
+    return Error{reply["refused"].get<std::string>()};
+  return Error{"the fork server answered what ranktest does not understand: " + *line};
+}
+
+}  // namespace ranktest::execute

@@ -1,0 +1,62 @@
+// A pytest fork server: pytest started once per source with ranktest's
+// plugin in server mode, which collects, then forks a fresh process per
+// test on request. Each test process is an orphan by the time the server
+// answers (its intermediate parent exited), so it is this runner's child
+// (the runner is a child subreaper) and is supervised like any rank.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/expected.h"
+#include "model/test_case.h"
+#include "process/child_process.h"
+
+namespace ranktest::execute {
+
+struct ForkRequest {
+  std::string nodeid;
+  std::vector<std::string> environment;  // "NAME=value", the whole of it
+  std::filesystem::path log;
+  std::filesystem::path working_directory;
+  pid_t process_group = 0;  // 0: a group of its own
+  std::vector<std::filesystem::path> cgroup_procs;  // the test's cgroup.procs files
+};
+
+class PytestForkServer {
+ public:
+  // Starts the server for the source `test` belongs to and waits (at most
+  // `timeout`) until it has collected. An error says why it cannot serve;
+  // so does a server that is up but whose guard already refuses to fork.
+  static Expected<std::unique_ptr<PytestForkServer>> start(const TestCase& test,
+                                                           const std::filesystem::path& log,
+                                                           std::chrono::milliseconds timeout);
+  ~PytestForkServer();
+  PytestForkServer(const PytestForkServer&) = delete;
+  PytestForkServer& operator=(const PytestForkServer&) = delete;
+
+  // A process running one test; an error when the server refused (the guard
+  // found a device open or threads running) or is gone.
+  Expected<pid_t> fork_test(const ForkRequest& request);
+
+  // Which source a test belongs to, as far as its server is concerned.
+  static std::string key(const TestCase& test);
+
+ private:
+  PytestForkServer(process::ChildProcess child, int to_server, int from_server)
+      : child_(std::move(child)), to_server_(to_server), from_server_(from_server) {}
+  Expected<std::string> read_reply(std::chrono::milliseconds timeout);
+
+  process::ChildProcess child_;
+  int to_server_ = -1;
+  int from_server_ = -1;
+  std::string buffered_;
+};
+
+}  // namespace ranktest::execute
