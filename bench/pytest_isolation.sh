@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# 200 trivial pytest tests, each isolated in a process of its own by
+# ranktest (fork server, and plain), against pytest-xdist (`pytest -n 2`,
+# tests share two worker processes) and a shell loop starting
+# `python -m pytest <nodeid>` per test, two at a time (what scripts do).
+# Prints the median of several runs of each, and ratios to ranktest's fork
+# server. Usage: bench/pytest_isolation.sh [runs] (default 3).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-3}
+python=${PYTHON:-/usr/bin/python3}
+ranktest=$PWD/build/ranktest
+[[ -x $ranktest ]] || { echo "bench: build first (scripts/build.sh)" >&2; exit 2; }
+"$python" -c "import xdist" 2>/dev/null || { echo "bench: needs python3-pytest-xdist" >&2; exit 2; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/suite"
+for f in $(seq 0 9); do
+  for t in $(seq 0 19); do
+    printf 'def test_%d():\n    assert %d + 1 == %d\n\n' "$t" "$t" "$((t + 1))"
+  done > "$work/suite/test_gen_$f.py"
+done
+for mode in fork-server plain; do
+  cat > "$work/$mode.toml" <<TOML
+state-dir = "$work/state-$mode"
+[[source]]
+kind = "pytest"
+python = "$python"
+paths = ["suite"]
+mode = "$mode"
+TOML
+done
+"$python" -m pytest --collect-only -q -p no:cacheprovider "$work/suite" 2>/dev/null |
+  grep '::' > "$work/nodeids"
+
+seconds() {  # runs "$@" and prints how long it took, failing if it failed
+  local start end
+  start=$(date +%s.%N)
+  "$@" > "$work/last.log" 2>&1 || { cat "$work/last.log" >&2; echo "bench: '$*' failed" >&2; exit 1; }
+  end=$(date +%s.%N)
+  echo "$end - $start" | bc
+}
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR + 1) / 2)]}'; }
+
+declare -A time
+measure() {  # name command...
+  local name=$1 samples=()
+  shift
+  for _ in $(seq "$runs"); do samples+=("$(seconds "$@")"); done
+  time[$name]=$(printf '%s\n' "${samples[@]}" | median)
+}
+measure ranktest_fork_server "$ranktest" run --config "$work/fork-server.toml" -j2
+measure ranktest_plain "$ranktest" run --config "$work/plain.toml" -j2
+measure pytest_xdist "$python" -m pytest -n 2 -q -p no:cacheprovider "$work/suite"
+measure per_test_loop bash -c "cd '$work/suite' && xargs -P2 -I{} '$python' -m pytest -q -p no:cacheprovider {} < '$work/nodeids'"
+
+echo "200 trivial pytest tests, 2 at a time, median of $runs runs ($(nproc) CPUs):"
+for name in ranktest_fork_server ranktest_plain pytest_xdist per_test_loop; do
+  printf '  %-22s %7.2f s   %5.2fx the fork server\n' "$name" "${time[$name]}" \
+    "$(echo "${time[$name]} / ${time[ranktest_fork_server]}" | bc -l)"
+done
+printf 'fork server / xdist: %.2f (goal: <= 1.0)\n' \
+  "$(echo "${time[ranktest_fork_server]} / ${time[pytest_xdist]}" | bc -l)"
+printf 'per-test loop / fork server: %.2f (goal: >= 5)\n' \
+  "$(echo "${time[per_test_loop]} / ${time[ranktest_fork_server]}" | bc -l)"
