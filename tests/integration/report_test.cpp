@@ -104,7 +104,8 @@ TEST(Report, SigkillAtRandomMomentsLosesNoFinishedTest) {
         ++reported;
     }
     EXPECT_EQ(reported, finished) << rebuilt.out;
-    EXPECT_EQ(reported + died, 10u) << rebuilt.out;
+    // Tests not started before the kill are not in the journal at all.
+    EXPECT_LE(reported + died, 10u) << rebuilt.out;
     for (int wait = 0; wait < 100 && !surviving_processes(run_dir).empty(); ++wait)
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }

@@ -130,9 +130,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"[[override]]\nfilter = \"*\"\ndevices = { tpu = \"8\" }\n",
                   "ranktest.toml:3:19: key 'devices.tpu' in [[override]] must be a "
                   "count from 0 to 4096, not a string"},
-        BadConfig{"[[source]]\nkind = \"pytest\"\npaths = []\n",
-                  "ranktest.toml:2:8: unknown source kind \"pytest\" in [[source]]; "
-                  "known kinds are: gtest"},
+        BadConfig{"[[source]]\nkind = \"nose\"\npaths = []\n",
+                  "ranktest.toml:2:8: unknown source kind \"nose\" in [[source]]; "
+                  "known kinds are: gtest, pytest"},
+        BadConfig{"[[source]]\npython = \"python3\"\npaths = []\n",
+                  "ranktest.toml:2:10: key 'python' in [[source]] is for kind = \"pytest\" "
+                  "sources only"},
         BadConfig{"[[source]]\nargs = []\n",
                   "ranktest.toml:1:1: [[source]] needs 'paths', e.g. paths = "
                   "[\"build/tests/*_test\"]"},
