@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "app/exit_code.h"
 #include "events/dispatcher.h"
@@ -53,6 +54,7 @@ int report_command(const CommandLine& cli, const std::filesystem::path& run_dir)
   // Replay everything but the end; remember what started and never finished.
   const auto& started = std::get<events::RunStarted>(journal_events.front());
   std::map<std::pair<std::string, int>, events::TestStarted> unfinished;
+  std::set<std::string> seen;  // tests with any event after run-started
   std::optional<events::RunFinished> end;
   events::Counts counts;
   events::TimePoint last = started.time;
@@ -60,12 +62,14 @@ int report_command(const CommandLine& cli, const std::filesystem::path& run_dir)
     std::visit(Overloaded{
                    [&](const events::RunStarted&) { dispatcher.dispatch(event); },
                    [&](const events::TestStarted& e) {
+                     seen.insert(e.test.id);
                      unfinished[{e.test.id, e.attempt}] = e;
                      last = e.time;
                      dispatcher.dispatch(event);
                    },
                    [&](const events::TestSlow&) { dispatcher.dispatch(event); },
                    [&](const events::TestFinished& e) {
+                     seen.insert(e.test.id);
                      unfinished.erase({e.test.id, e.attempt});
                      counts.add(e.result.outcome);
                      last = e.time;
@@ -82,7 +86,19 @@ int report_command(const CommandLine& cli, const std::filesystem::path& run_dir)
     dispatcher.dispatch(events::TestFinished{e.run_id, last, e.test, e.attempt,
                                              e.placement, result});
   }
-  const bool runner_died = !end || !unfinished.empty();
+  // Tests the run meant to start that the journal never mentions again.
+  std::size_t never_started = 0;
+  if (!end)
+    for (const auto& test : started.planned) {
+      if (seen.count(test.id)) continue;
+      TestResult result;
+      result.outcome = Outcome::not_run;
+      result.reason = std::string(kRunnerDied);
+      counts.add(result.outcome);
+      ++never_started;
+      dispatcher.dispatch(events::TestFinished{started.run_id, last, test, 0, {}, result});
+    }
+  const bool runner_died = !end || !unfinished.empty() || never_started > 0;
   if (runner_died) {
     end = events::RunFinished{started.run_id, last, counts,
                               std::chrono::duration_cast<std::chrono::milliseconds>(

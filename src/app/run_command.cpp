@@ -172,7 +172,12 @@ int run_command(const CommandLine& cli) {
 
   dispatcher.dispatch(events::RunStarted{
       folder->run_id(), started, folder->path().string(), plan.to_run.size(),
-      plan.to_skip.size(), plan.filtered_out, config.jobs, cgroups->description()});
+      plan.to_skip.size(), plan.filtered_out, config.jobs, cgroups->description(),
+      [&] {
+        std::vector<events::TestInfo> planned;
+        for (const auto& test : plan.to_run) planned.push_back(info_of(test.test));
+        return planned;
+      }()});
   RunRecorder recorder(folder->run_id(), dispatcher);
   for (const auto& test : plan.to_skip) recorder.test_skipped(test);
   for (const auto& entry : plan.cannot_run) recorder.test_cannot_run(entry);

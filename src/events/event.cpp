@@ -127,7 +127,12 @@ Json to_json(const Event& event) {
                     {"tests_to_skip", e.tests_to_skip},
                     {"filtered_out", e.filtered_out},
                     {"jobs", e.jobs},
-                    {"isolation", utf8(e.isolation)}};
+                    {"isolation", utf8(e.isolation)},
+                    {"planned", [&] {
+                       Json planned = Json::array();
+                       for (const auto& test : e.planned) planned.push_back(test_json(test));
+                       return planned;
+                     }()}};
           },
           [](const TestStarted& e) -> Json {
             return {{"run_id", e.run_id},

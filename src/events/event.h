@@ -39,6 +39,9 @@ struct RunStarted {
   // How tests are contained: "cgroup v2 (cgroup.kill), v1 pids, v1 memory",
   // or that only process groups and markers are used.
   std::string isolation;
+  // Every test the run means to start, so that a journal cut short by a
+  // SIGKILL still names the tests that never started.
+  std::vector<TestInfo> planned;
 };
 
 // Where a started test ran: what it held from the resource pool.

@@ -128,7 +128,13 @@ std::optional<Event> event_from_json(const nlohmann::json& json) {
                       static_cast<std::size_t>(number(json, "tests_to_skip")),
                       static_cast<std::size_t>(number(json, "filtered_out")),
                       static_cast<int>(number(json, "jobs", 1)),
-                      text(json, "isolation")};
+                      text(json, "isolation"),
+                      [&] {
+                        std::vector<TestInfo> planned;
+                        if (json.contains("planned") && json["planned"].is_array())
+                          for (const auto& test : json["planned"]) planned.push_back(test_of(test));
+                        return planned;
+                      }()};
   }
   if (kind == "test-started") {
     return TestStarted{run_id, time, test_of(json.value("test", Json())),

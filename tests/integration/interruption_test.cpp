@@ -33,6 +33,29 @@ TEST(Interruption, SigtermStopsTestsAndWritesReports) {
   EXPECT_NE(run.out.find("ranktest: 1 test interrupted"), std::string::npos) << run.out;
 }
 
+// Ctrl-C: exit status 130, the summary complete (the interrupted test and
+// those never started both named), and a JUnit file that is valid.
+TEST(Interruption, SigintLeavesACompleteSummaryAndAValidJunitFile) {
+  Workdir dir;
+  const auto journal = dir.path() / ".ranktest" / "runs" / "latest" / "events.jsonl";
+  const auto run = run_ranktest(
+      dir, {"run", fixture("outcomes"), "--filter", "Outcomes.LoopsForever", "--filter",
+            "Outcomes.Passes", "--filter", "Outcomes.Fails", "-j", "1", "--junit", "junit.xml"},
+      SIGINT, [&] {
+        return read_file(journal).find("\"test-started\"") != std::string::npos;
+      });
+  EXPECT_EQ(run.exit_code, 130) << run.out << run.err;
+  EXPECT_EQ(run.events().back()["event"], "run-finished");
+  EXPECT_EQ(run.events().back()["exit_code"], 130);
+  EXPECT_EQ(run.finished().size(), 3u) << run.out;
+  EXPECT_EQ(run.last_out_line().rfind("ranktest: ", 0), 0u);
+  std::string output;
+  EXPECT_EQ(shell("xmllint --noout --schema " RANKTEST_SOURCE_DIR "/tests/schemas/junit.xsd " +
+                      (dir.path() / "junit.xml").string(), &output), 0) << output;
+  EXPECT_NE(read_file(dir.path() / "junit.xml").find("tests=\"3\""), std::string::npos);
+  EXPECT_EQ(surviving_processes(run.run_dir()), std::vector<std::string>{});
+}
+
 // A runner killed with SIGKILL cannot stop its tests. Where tests run in
 // cgroups, the next ranktest started beside it ends them.
 TEST(Interruption, TestsOfASigkilledRunnerAreEndedByTheNextRun) {
