@@ -25,6 +25,14 @@ namespace {
 
 using Clock = std::chrono::system_clock;
 
+// The project's [[hint]] tables first, then ranktest's own.
+std::vector<config::Hint> all_hints(const config::Config& config) {
+  auto hints = config.hints;
+  const auto& builtin = config::builtin_hints();
+  hints.insert(hints.end(), builtin.begin(), builtin.end());
+  return hints;
+}
+
 events::TestInfo info_of(const TestCase& test) {
   return events::TestInfo{test.id, test.name, test.source_label, test.location};
 }
@@ -193,6 +201,7 @@ int run_command(const CommandLine& cli) {
         execute::RunnerOptions{config.grace_period, !cli.no_capture,
                                kinds_of(inventory), config.max_output,
                                config.suspicious_output, execute::audit_helper_path(),
+                               all_hints(config),
                                cgroups->available() ? cgroups.get() : nullptr});
     schedule::ResourcePool resources(
         config.jobs, inventory,

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "config/duration.h"
+#include "config/hints.h"
 #include "model/test_case.h"
 
 namespace ranktest::config {
@@ -93,6 +94,10 @@ struct Config {
   // MASTER_PORT values are taken from here, one per running test.
   int port_first = 20000;
   int port_last = 29999;
+
+  // [[hint]] tables: known error signatures of this project, shown before
+  // the built-in ones.
+  std::vector<Hint> hints;
 
   std::vector<SourceConfig> sources;
   std::vector<Override> overrides;

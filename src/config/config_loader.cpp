@@ -20,7 +20,7 @@ const std::vector<std::string>& KnownKeys::top_level() {
   static const std::vector<std::string> keys{
       "jobs",  "timeout", "slow", "grace-period", "fail-fast", "state-dir",
       "junit", "max-output", "devices", "port-range", "suspicious-output", "audit-children",
-      "max-processes", "max-memory", "source", "override"};
+      "max-processes", "max-memory", "source", "override", "hint"};
   return keys;
 }
 const std::vector<std::string>& KnownKeys::source() {
@@ -425,6 +425,11 @@ Expected<Config> parse_config(std::string_view toml_text,
   if (auto error = read_table_array(table, file_name, "source", config.sources,
                                     read_source))
     return *error;
+  if (table.contains("hint")) {
+    auto hints = parse_hints(toml_text, file_name);
+    if (!hints) return hints.error();
+    config.hints = std::move(*hints);
+  }
   if (auto error = read_table_array(table, file_name, "override",
                                     config.overrides, read_override))
     return *error;

@@ -96,6 +96,14 @@ Json result_json(const TestResult& result) {
           {"ranks", ranks},
           {"stacks", stacks},
           {"suspicious", result.suspicious.empty() ? Json::array() : Json(suspicious)},
+          {"hints", [&] {
+             Json hints = Json::array();
+             for (const auto& hint : result.hints)
+               hints.push_back({{"match", utf8(hint.match)},
+                                {"explanation", utf8(hint.explanation)},
+                                {"fix", utf8(hint.fix)}});
+             return hints;
+           }()},
           {"peak_memory_bytes", result.peak_memory ? Json(*result.peak_memory) : Json(nullptr)},
           {"peak_processes", result.peak_processes ? Json(*result.peak_processes) : Json(nullptr)},
           {"log", result.log_path.empty() ? Json(nullptr)

@@ -106,6 +106,11 @@ TestResult result_of(const Json& json) {
         result.stacks.push_back(StackDump{static_cast<int>(number(stack, "pid")),
                                           static_cast<int>(number(stack, "rank", -1)),
                                           text(stack, "file"), text(stack, "summary")});
+  if (json.contains("hints") && json["hints"].is_array())
+    for (const auto& hint : json["hints"])
+      if (hint.is_object())
+        result.hints.push_back(
+            TestResult::Hint{text(hint, "match"), text(hint, "explanation"), text(hint, "fix")});
   if (json.contains("peak_memory_bytes") && json["peak_memory_bytes"].is_number_unsigned())
     result.peak_memory = json["peak_memory_bytes"].get<std::uint64_t>();
   if (json.contains("peak_processes") && json["peak_processes"].is_number_integer())

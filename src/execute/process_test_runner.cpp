@@ -86,6 +86,20 @@ Outcome combined_outcome(const std::vector<RankResult>& ranks,
   return all_skipped ? Outcome::skipped : Outcome::passed;
 }
 
+// The hints whose signature is in what the test said: its reason, its
+// failure messages, its ranks' output, its suspicious lines. Two at most.
+void attach_hints(TestResult& result, const std::vector<config::Hint>& hints) {
+  std::string said = result.reason + "\n" + result.output_excerpt;
+  for (const auto& failure : result.failures) said += "\n" + failure.text;
+  for (const auto& rank : result.ranks) said += "\n" + rank.reason + "\n" + rank.output_excerpt;
+  for (const auto& line : result.suspicious) said += "\n" + line;
+  for (const auto& hint : hints) {
+    if (result.hints.size() >= 2) break;
+    if (said.find(hint.match) != std::string::npos)
+      result.hints.push_back(TestResult::Hint{hint.match, hint.explanation, hint.fix});
+  }
+}
+
 // The faulthandler dump files the plugin opened in a test's folder, by pid.
 std::vector<std::pair<pid_t, std::filesystem::path>> python_stack_files(
     const std::filesystem::path& folder) {
@@ -616,6 +630,8 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
   result.output_excerpt = lead.output_excerpt;
   if (!running.left_behind.empty()) note_left_behind(result, running);
   note_cgroup_usage(result, running);
+  if (result.outcome != Outcome::passed || !result.suspicious.empty())
+    attach_hints(result, options_.hints);
   if (result.outcome == Outcome::passed)
     for (const auto& rank : result.ranks)
       for (auto& line : find_signatures_in_log(rank.log_path, options_.suspicious_output))

@@ -34,6 +34,8 @@ struct RunnerOptions {
   std::vector<std::string> suspicious_output;
   // ranktest-audit, which runs a test whose children are audited.
   std::filesystem::path audit_helper;
+  // Known error signatures, in order of precedence.
+  std::vector<config::Hint> hints;
   // Where set and available, each test runs in a cgroup of its own.
   process::CgroupTree* cgroups = nullptr;
 };

@@ -91,6 +91,13 @@ struct TestResult {
   // Lines of a passing test's output that match a failure signature
   // (suspicious-output): a child process may have failed unseen.
   std::vector<std::string> suspicious;
+  // Known errors found in what the test said (data/hints.toml, [[hint]]).
+  struct Hint {
+    std::string match;
+    std::string explanation;
+    std::string fix;
+  };
+  std::vector<Hint> hints;
   // From the test's cgroup, where it had one: all its processes together.
   std::optional<std::uint64_t> peak_memory;  // bytes
   std::optional<int> peak_processes;

@@ -115,6 +115,7 @@ void TerminalReporter::on(const events::TestFinished& event) {
                  time, id);
       for (const auto& line : result.suspicious)
         fmt::print(out_, "{}| {}\n", kIndent, shown(line));
+      print_hints(result);
       if (!result.log_path.empty())
         fmt::print(out_, "{}log: {}\n", kIndent, shown(display_path(result.log_path)));
       suspicious_.push_back(id);
@@ -202,6 +203,7 @@ void TerminalReporter::print_failure_block(const events::TestFinished& event) {
                  stack.summary.empty() ? "no stack (see " + display_path(stack.path) + ")"
                                        : shown(stack.summary));
   }
+  print_hints(result);
   if (!result.log_path.empty()) {
     const std::string log = display_path(result.log_path);
     fmt::print(out_, "{}log{}: {}\n", kIndent, many_ranks ? "s" : "",
@@ -215,6 +217,13 @@ void TerminalReporter::print_failure_block(const events::TestFinished& event) {
       devices += " --devices " + shell_quote(kind + "=" + fmt::format("{}", fmt::join(ids, ",")));
   fmt::print(out_, "{}rerun: {}{} --exact {}\n", kIndent, options_.rerun_command, devices,
              shell_quote(event.test.id));
+}
+
+void TerminalReporter::print_hints(const TestResult& result) {
+  for (const auto& hint : result.hints) {
+    fmt::print(out_, "{}hint: \"{}\": {}\n", kIndent, shown(hint.match), shown(hint.explanation));
+    if (!hint.fix.empty()) fmt::print(out_, "{}  fix: {}\n", kIndent, shown(hint.fix));
+  }
 }
 
 void TerminalReporter::on(const events::RunFinished& event) {

@@ -33,6 +33,7 @@ class TerminalReporter final : public events::Reporter {
   void on(const events::TestFinished& event);
   void on(const events::RunFinished& event);
   void print_failure_block(const events::TestFinished& event);
+  void print_hints(const TestResult& result);
 
   struct NotPassed {
     Outcome outcome;

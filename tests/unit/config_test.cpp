@@ -109,7 +109,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "ranktest.toml:1:1: unknown key 'jobz'; known keys are: jobs, "
                   "timeout, slow, grace-period, fail-fast, state-dir, junit, "
                   "max-output, devices, port-range, suspicious-output, audit-children, "
-                  "max-processes, max-memory, source, override "
+                  "max-processes, max-memory, source, override, hint "
                   "(see docs/configuration.md)"},
         BadConfig{"[[override]]\nfilter = \"*\"\nmax-memory = \"lots\"\n",
                   "ranktest.toml:3:14: key 'max-memory' in [[override]] has the value \"lots\", "
