@@ -77,6 +77,10 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   run->add_option("--state-dir", cli.state_dir,
                   "where run folders go (default: .ranktest)");
+  std::string message_format = "human";
+  run->add_option("--message-format", message_format,
+                  "human, or json: the events as JSON lines on stdout (docs/events.md)")
+      ->check(CLI::IsMember({"human", "json"}));
   std::string no_tests = "fail";
   run->add_option("--no-tests", no_tests,
                   "when nothing matches: fail (exit 5), warn or pass")
@@ -102,6 +106,8 @@ int main(int argc, char** argv) {
                                         : ranktest::app::NoTestsPolicy::fail;
     cli.list_format = list_format == "json" ? ranktest::app::ListFormat::json
                                             : ranktest::app::ListFormat::text;
+    cli.message_format = message_format == "json" ? ranktest::app::MessageFormat::json
+                                                  : ranktest::app::MessageFormat::human;
     if (!timeout_text.empty()) {
       cli.timeout = ranktest::config::parse_duration(timeout_text);
       if (!cli.timeout)

@@ -13,6 +13,9 @@ namespace ranktest::app {
 
 enum class NoTestsPolicy { fail, warn, pass };
 enum class ListFormat { text, json };
+// What `ranktest run` prints on stdout: for people, or the events as JSON
+// lines (docs/events.md).
+enum class MessageFormat { human, json };
 
 struct CommandLine {
   std::string program = "ranktest";  // as typed, for rerun hints
@@ -31,6 +34,7 @@ struct CommandLine {
   std::vector<std::string> devices;
   NoTestsPolicy no_tests = NoTestsPolicy::fail;
   ListFormat list_format = ListFormat::text;
+  MessageFormat message_format = MessageFormat::human;
 };
 
 }  // namespace ranktest::app

@@ -10,6 +10,8 @@
 #include "events/journal.h"
 #include "events/previous_durations.h"
 #include "execute/child_audit.h"
+#include "report/github_reporter.h"
+#include "report/json_lines_reporter.h"
 #include "process/test_cgroup.h"
 #include "execute/process_test_runner.h"
 #include "execute/run_folder.h"
@@ -159,8 +161,17 @@ int run_command(const CommandLine& cli) {
   auto journal = events::Journal::open(folder->path() / "events.jsonl");
   if (!journal) return fail({ExitCode::internal_error, journal.error().message});
   dispatcher.add(std::move(*journal));
-  dispatcher.add(std::make_unique<report::TerminalReporter>(
-      stdout, report::TerminalOptions{rerun_command(cli)}));
+  if (cli.message_format == MessageFormat::json)
+    dispatcher.add(std::make_unique<report::JsonLinesReporter>(stdout));
+  else
+    dispatcher.add(std::make_unique<report::TerminalReporter>(
+        stdout, report::TerminalOptions{rerun_command(cli)}));
+  if (const char* github = std::getenv("GITHUB_ACTIONS"); github && std::string(github) == "true") {
+    const char* summary = std::getenv("GITHUB_STEP_SUMMARY");
+    dispatcher.add(std::make_unique<report::GithubReporter>(
+        stdout, summary && *summary ? std::optional<std::filesystem::path>(summary)
+                                    : std::nullopt));
+  }
   if (config.junit)
     dispatcher.add(std::make_unique<report::JunitReporter>(*config.junit));
 

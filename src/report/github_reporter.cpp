@@ -1,0 +1,111 @@
+#include "report/github_reporter.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+
+#include "model/overloaded.h"
+#include "text/sanitize.h"
+
+namespace ranktest::report {
+namespace {
+
+std::string markdown_cell(std::string_view text) {
+  std::string out;
+  for (const char c : text::truncate_utf8(text::repair_utf8(text), 300)) {
+    switch (c) {
+      case '|': out += "\\|"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '\n': out += ' '; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string github_escape_data(std::string_view text) {
+  std::string out;
+  for (const char c : text::repair_utf8(text)) {
+    switch (c) {
+      case '%': out += "%25"; break;
+      case '\r': out += "%0D"; break;
+      case '\n': out += "%0A"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string github_escape_property(std::string_view text) {
+  std::string out;
+  for (const char c : github_escape_data(text)) {
+    switch (c) {
+      case ':': out += "%3A"; break;
+      case ',': out += "%2C"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+void GithubReporter::report(const events::Event& event) {
+  std::visit(
+      Overloaded{
+          [](const events::RunStarted&) {}, [](const events::TestStarted&) {},
+          [](const events::TestSlow&) {},
+          [this](const events::TestFinished& e) {
+            const auto& result = e.result;
+            const bool failed = is_failure(result.outcome);
+            if (!failed && result.suspicious.empty()) return;
+            std::string properties;
+            const auto* located = result.failures.empty() || !result.failures.front().location
+                                      ? nullptr
+                                      : &*result.failures.front().location;
+            if (!located && e.test.location) located = &*e.test.location;
+            if (located && !located->file.empty())
+              properties = fmt::format("file={},line={},", github_escape_property(located->file),
+                                       located->line);
+            const auto outcome = std::string(to_string(result.outcome));
+            std::string message = result.reason;
+            if (!result.failures.empty())
+              message += (message.empty() ? "" : "\n") +
+                         text::truncate_utf8(result.failures.front().text, 2000);
+            for (const auto& hint : result.hints)
+              message += "\nhint: " + hint.explanation + " Fix: " + hint.fix;
+            if (failed) {
+              fmt::print(out_, "::error {}title={}::{}\n", properties,
+                         github_escape_property(fmt::format("{} {}", outcome, e.test.id)),
+                         github_escape_data(message.empty() ? outcome : message));
+              not_passed_.push_back({outcome, e.test.id, result.reason});
+            } else {
+              fmt::print(out_, "::warning {}title={}::{}\n", properties,
+                         github_escape_property("suspicious output in passing " + e.test.id),
+                         github_escape_data(fmt::format("{}", fmt::join(result.suspicious, "\n"))));
+            }
+            std::fflush(out_);
+          },
+          [this](const events::RunFinished& e) {
+            if (!summary_path_) return;
+            std::ofstream summary(*summary_path_, std::ios::app);
+            summary << fmt::format("### ranktest: {} passed, {} failed, {} skipped\n\n",
+                                   e.counts.passed, e.counts.failed, e.counts.skipped);
+            if (e.counts.not_run + e.counts.interrupted > 0)
+              summary << fmt::format("{} not run, {} interrupted{}\n\n", e.counts.not_run,
+                                     e.counts.interrupted,
+                                     e.cancel_reason.empty() ? "" : " (" + e.cancel_reason + ")");
+            if (!not_passed_.empty()) {
+              summary << "| outcome | test | reason |\n| --- | --- | --- |\n";
+              for (const auto& row : not_passed_)
+                summary << fmt::format("| {} | `{}` | {} |\n", row.outcome,
+                                       markdown_cell(row.id), markdown_cell(row.reason));
+              summary << "\n";
+            }
+          }},
+      event);
+}
+
+}  // namespace ranktest::report

@@ -1,0 +1,39 @@
+// GitHub Actions (GITHUB_ACTIONS=true): an ::error annotation per failed
+// test, placed at its failure's file:line in the pull request's diff, a
+// ::warning per suspicious pass, and a Markdown summary of the run appended
+// to $GITHUB_STEP_SUMMARY.
+#pragma once
+
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "events/reporter.h"
+
+namespace ranktest::report {
+
+// Escapes for workflow commands: the message (%, CR, LF) and the
+// properties (also : and ,).
+std::string github_escape_data(std::string_view text);
+std::string github_escape_property(std::string_view text);
+
+class GithubReporter final : public events::Reporter {
+ public:
+  // `summary_path`: $GITHUB_STEP_SUMMARY, when set.
+  GithubReporter(std::FILE* out, std::optional<std::filesystem::path> summary_path)
+      : out_(out), summary_path_(std::move(summary_path)) {}
+  std::string_view name() const override { return "github"; }
+  void report(const events::Event& event) override;
+
+ private:
+  struct Row {
+    std::string outcome, id, reason;
+  };
+  std::FILE* out_;
+  std::optional<std::filesystem::path> summary_path_;
+  std::vector<Row> not_passed_;
+};
+
+}  // namespace ranktest::report

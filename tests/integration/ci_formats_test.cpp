@@ -1,0 +1,59 @@
+// What CI systems read: GitHub Actions annotations and step summary, and
+// the events as JSON lines on stdout.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <sstream>
+
+#include "harness.h"
+
+namespace ranktest::testing {
+namespace {
+
+TEST(CiFormats, GithubActionsGetsAnnotationsAndASummary) {
+  Workdir dir;
+  const auto summary = dir.path() / "summary.md";
+  setenv("GITHUB_ACTIONS", "true", 1);
+  setenv("GITHUB_STEP_SUMMARY", summary.c_str(), 1);
+  const auto run = run_ranktest(dir, {"run", fixture("outcomes"), "--filter", "Outcomes.Fails",
+                                      "--filter", "Outcomes.Passes"});
+  unsetenv("GITHUB_ACTIONS");
+  unsetenv("GITHUB_STEP_SUMMARY");
+  EXPECT_EQ(run.exit_code, 1);
+  const auto annotation = run.out.find("::error file=");
+  ASSERT_NE(annotation, std::string::npos) << run.out;
+  const auto line = run.out.substr(annotation, run.out.find('\n', annotation) - annotation);
+  EXPECT_NE(line.find("outcomes.cpp,line=13,title=failed fixture_outcomes%3A%3AOutcomes.Fails::"),
+            std::string::npos) << line;
+  EXPECT_NE(line.find("the answer is off"), std::string::npos) << line;
+  EXPECT_EQ(line.find('\r'), std::string::npos);
+  EXPECT_EQ(run.last_out_line(), "ranktest: 1 passed, 1 failed, 0 skipped");
+  const auto markdown = read_file(summary);
+  EXPECT_NE(markdown.find("### ranktest: 1 passed, 1 failed, 0 skipped"), std::string::npos)
+      << markdown;
+  EXPECT_NE(markdown.find("| failed | `fixture_outcomes::Outcomes.Fails` |"), std::string::npos)
+      << markdown;
+}
+
+TEST(CiFormats, MessageFormatJsonStreamsTheJournal) {
+  Workdir dir;
+  const auto run = run_ranktest(dir, {"run", fixture("outcomes"), "--filter", "Outcomes.Passes",
+                                      "--message-format", "json"});
+  EXPECT_EQ(run.exit_code, 0);
+  std::istringstream lines(run.out);
+  std::vector<nlohmann::json> events;
+  for (std::string line; std::getline(lines, line);) {
+    auto event = nlohmann::json::parse(line, nullptr, false);
+    ASSERT_FALSE(event.is_discarded()) << "not JSON: " << line;
+    events.push_back(event);
+  }
+  // Exactly the journal's events, in its order.
+  ASSERT_EQ(events.size(), run.events().size());
+  for (std::size_t i = 0; i < events.size(); ++i) EXPECT_EQ(events[i], run.events()[i]);
+  EXPECT_EQ(events.front()["event"], "run-started");
+  EXPECT_EQ(events.front()["schema_version"], 1);
+  EXPECT_EQ(events.back()["event"], "run-finished");
+}
+
+}  // namespace
+}  // namespace ranktest::testing
