@@ -69,6 +69,8 @@ int main(int argc, char** argv) {
   run->add_flag("--audit-children", cli.audit_children,
                 "trace every process tests start; a pass whose child crashed or exited "
                 "non-zero is child-failed");
+  run->add_flag("--recollect", cli.recollect,
+                "collect pytest suites afresh instead of reusing the cached collection");
   run->add_flag("--no-capture", cli.no_capture,
                 "let tests write to the terminal (runs one at a time)");
   run->add_option("--junit", cli.junit, "write a JUnit XML report to PATH");

@@ -25,7 +25,8 @@ struct CommandLine {
   std::optional<int> jobs;
   std::optional<config::Duration> timeout;
   bool fail_fast = false;
-  bool audit_children = false;  // the default for every test; overrides may say otherwise
+  bool audit_children = false;
+  bool recollect = false;  // ignore cached pytest collections  // the default for every test; overrides may say otherwise
   bool no_capture = false;
   std::optional<std::filesystem::path> junit;
   std::optional<std::filesystem::path> state_dir;

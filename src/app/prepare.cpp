@@ -76,7 +76,7 @@ std::variant<config::Config, Failure> load_configuration(const CommandLine& cli)
 }
 
 std::variant<std::vector<TestCase>, Failure> discover_tests(
-    const config::Config& config, process::SignalWatch& signals) {
+    const config::Config& config, process::SignalWatch& signals, bool recollect) {
   auto binaries = discover::resolve_gtest_binaries(config);
   if (!binaries) return Failure{ExitCode::discovery_error, binaries.error().message};
   std::vector<TestCase> tests;
@@ -93,7 +93,7 @@ std::variant<std::vector<TestCase>, Failure> discover_tests(
   }
   for (const auto& source : config.sources) {
     if (source.kind != SuiteKind::pytest) continue;
-    auto found = discover::discover_pytest_source(source, config, signals);
+    auto found = discover::discover_pytest_source(source, config, signals, !recollect);
     if (!found) return Failure{ExitCode::discovery_error, found.error().message};
     if (found->interrupted_by)
       return Failure{kInterruptedBase + *found->interrupted_by,

@@ -25,9 +25,10 @@ struct Failure {
 // command line applied on top.
 std::variant<config::Config, Failure> load_configuration(const CommandLine& cli);
 
-// Every test of every source, in source order.
+// Every test of every source, in source order. pytest collections are
+// reused from the cache unless `recollect`.
 std::variant<std::vector<TestCase>, Failure> discover_tests(
-    const config::Config& config, process::SignalWatch& signals);
+    const config::Config& config, process::SignalWatch& signals, bool recollect = false);
 
 // Number of CPUs this process may run on.
 int available_cpus();

@@ -135,7 +135,7 @@ int run_command(const CommandLine& cli) {
   const config::Config config = std::move(std::get<config::Config>(loaded));
 
   process::SignalWatch signals;
-  auto discovered = discover_tests(config, signals);
+  auto discovered = discover_tests(config, signals, cli.recollect);
   if (auto* failure = std::get_if<Failure>(&discovered)) return fail(*failure);
   const auto inventory = schedule::merge_inventory(
       config.devices, schedule::detect_devices("/dev"));

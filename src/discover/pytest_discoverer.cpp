@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -65,7 +66,66 @@ Expected<DeclaredSettings> declared_settings(const Json& marker) {
   return declared;
 }
 
+std::uint64_t fnv1a(std::string_view text, std::uint64_t hash = 1469598103934665603ull) {
+  for (const unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
+  return hash;
+}
+
+std::string stamp(const fs::path& path) {
+  std::error_code error;
+  const auto size = fs::file_size(path, error);
+  if (error) return path.string() + " missing\n";
+  const auto time = fs::last_write_time(path, error).time_since_epoch().count();
+  return fmt::format("{} {} {}\n", path.string(), size, time);
+}
+
+bool matters_to_collection(const fs::path& path) {
+  static const std::vector<std::string> extensions{".py", ".ini", ".toml", ".cfg", ".json",
+                                                   ".yaml", ".yml", ".txt", ".pth"};
+  const auto extension = path.extension().string();
+  return std::find(extensions.begin(), extensions.end(), extension) != extensions.end();
+}
+
+void stamp_tree(const fs::path& root, std::vector<std::string>& stamps) {
+  std::error_code error;
+  if (fs::is_regular_file(root, error)) {
+    stamps.push_back(stamp(root));
+    return;
+  }
+  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, error);
+  for (const fs::recursive_directory_iterator end; !error && it != end; it.increment(error)) {
+    const auto name = it->path().filename().string();
+    if (it->is_directory(error)) {
+      if (name.starts_with(".") || name == "__pycache__" || name == "node_modules")
+        it.disable_recursion_pending();
+      // A folder's time changes when files are added or removed in it.
+      stamps.push_back(stamp(it->path()) + "dir");
+    } else if (matters_to_collection(it->path())) {
+      stamps.push_back(stamp(it->path()));
+    }
+  }
+}
+
 }  // namespace
+
+std::string collection_fingerprint(const config::SourceConfig& source,
+                                   const std::vector<fs::path>& paths,
+                                   const fs::path& working_directory) {
+  std::vector<std::string> stamps{source.python + "\n"};
+  for (const auto& arg : source.args) stamps.push_back("arg " + arg + "\n");
+  for (const auto& [name, value] : source.env) stamps.push_back("env " + name + "=" + value + "\n");
+  if (const auto plugin = pytest_plugin_path())
+    stamps.push_back(stamp(*plugin / "ranktest_pytest" / "plugin.py"));
+  for (const auto& path : paths) stamp_tree(fs::absolute(path), stamps);
+  for (auto dir = fs::absolute(working_directory); ; dir = dir.parent_path()) {
+    for (const char* name : {"conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini"})
+      if (fs::exists(dir / name)) stamps.push_back(stamp(dir / name));
+    if (dir == dir.parent_path()) break;
+  }
+  std::uint64_t hash = 1469598103934665603ull;
+  for (const auto& line : stamps) hash = fnv1a(line, hash);
+  return fmt::format("{:016x}", hash);
+}
 
 std::optional<fs::path> pytest_plugin_path() {
   if (const char* set = std::getenv("RANKTEST_PYTHONPATH"); set && *set) return fs::path(set);
@@ -137,7 +197,8 @@ Expected<std::vector<TestCase>> parse_pytest_collection(std::string_view text,
 
 Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& source,
                                                   const config::Config& config,
-                                                  process::SignalWatch& signals) {
+                                                  process::SignalWatch& signals,
+                                                  bool use_cache) {
   const auto where = source.place.to_string();
   const auto plugin = pytest_plugin_path();
   if (!plugin)
@@ -152,6 +213,34 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
                                path.string())};
   const fs::path working_directory = fs::absolute(
       source.working_directory.empty() ? config.root : config.root / source.working_directory);
+  // The cache: one file per source (by where it is collected and how),
+  // holding the fingerprint it was collected at and pytest's JSON.
+  std::string key = source.python + '\0' + working_directory.string();
+  for (const auto& path : *paths) key += '\0' + fs::absolute(path).string();
+  const auto cache_path = config.state_dir / "pytest-collections" /
+                          fmt::format("{:016x}.json", fnv1a(key));
+  const auto fingerprint = collection_fingerprint(source, *paths, working_directory);
+  const auto finish = [&](std::string_view collection) -> Expected<DiscoveredPytest> {
+    auto tests = parse_pytest_collection(collection, source, working_directory);
+    if (!tests) return Error{fmt::format("{}: {}", where, tests.error().message)};
+    std::vector<std::string> collected_with = source.args;
+    for (const auto& path : *paths) collected_with.push_back(fs::absolute(path).string());
+    for (auto& test : *tests) {
+      test.collect_arguments = collected_with;
+      test.fork_server = source.fork_server;
+    }
+    DiscoveredPytest discovered;
+    discovered.tests = std::move(*tests);
+    return discovered;
+  };
+  if (use_cache) {
+    const auto cached = Json::parse(text::read_file(cache_path), nullptr, false);
+    if (!cached.is_discarded() && cached.is_object() &&
+        cached.value("fingerprint", std::string()) == fingerprint &&
+        cached.contains("collection") && cached["collection"].is_string())
+      return finish(cached["collection"].get<std::string>());
+  }
+
   auto scratch = process::TemporaryDirectory::create("ranktest-collect-");
   if (!scratch) return scratch.error();
   const auto out_path = scratch->path() / "collection.json";
@@ -193,14 +282,9 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
                              where, run->exit.signaled ? 128 + run->exit.signal : run->exit.code,
                              hint, quote(output))};
   }
-  auto tests = parse_pytest_collection(text::read_file(out_path), source, working_directory);
+  const auto collection = text::read_file(out_path);
+  auto tests = parse_pytest_collection(collection, source, working_directory);
   if (!tests) return Error{fmt::format("{}: {}", where, tests.error().message)};
-  std::vector<std::string> collected_with = source.args;
-  for (const auto& path : *paths) collected_with.push_back(fs::absolute(path).string());
-  for (auto& test : *tests) {
-    test.collect_arguments = collected_with;
-    test.fork_server = source.fork_server;
-  }
   // 0: collected; 5: nothing to collect; 2: collection errors (they are
   // tests now). Anything else (4: a usage error such as a missing path)
   // means pytest did not collect what it was asked to.
@@ -210,8 +294,16 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
   if (!(code == 0 || code == 5 || (code == 2 && errors)))
     return Error{fmt::format("{}: pytest failed while collecting (exit code {}); it printed:{}",
                              where, code, quote(output))};
-  discovered.tests = std::move(*tests);
-  return discovered;
+  // Cached only when nothing changed while pytest collected.
+  std::error_code error;
+  if (collection_fingerprint(source, *paths, working_directory) == fingerprint &&
+      (fs::create_directories(cache_path.parent_path(), error), !error)) {
+    std::ofstream out(cache_path.string() + ".tmp", std::ios::binary | std::ios::trunc);
+    out << Json{{"fingerprint", fingerprint}, {"collection", text::repair_utf8(collection)}}.dump();
+    out.close();
+    if (out) fs::rename(cache_path.string() + ".tmp", cache_path, error);
+  }
+  return finish(collection);
 }
 
 }  // namespace ranktest::discover

@@ -34,9 +34,22 @@ struct DiscoveredPytest {
 // Collects every test of one pytest source. Errors (no interpreter, no
 // pytest, pytest failing before it collected anything) name the source and
 // quote what pytest printed.
+// A collection is cached in <state-dir>/pytest-collections/ and reused while
+// no file that can change it has changed (see collection_fingerprint);
+// `use_cache` false collects afresh (--recollect).
 Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& source,
                                                   const config::Config& config,
-                                                  process::SignalWatch& signals);
+                                                  process::SignalWatch& signals,
+                                                  bool use_cache = true);
+
+// What a collection depends on: the interpreter, the arguments, the
+// environment given, ranktest's plugin, and the name, size and time of every
+// Python, configuration and data file under the collected paths, plus the
+// conftest.py and pytest configuration files of the working directory and
+// its parents.
+std::string collection_fingerprint(const config::SourceConfig& source,
+                                   const std::vector<std::filesystem::path>& paths,
+                                   const std::filesystem::path& working_directory);
 
 // Reads the plugin's collection JSON; `source_label` for errors.
 Expected<std::vector<TestCase>> parse_pytest_collection(std::string_view json,

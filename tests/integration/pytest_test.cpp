@@ -107,6 +107,25 @@ TEST(Pytest, AForkServerWithThreadsFallsBackToPlainAndSaysWhy) {
   EXPECT_EQ(run.last_out_line(), "ranktest: 1 passed, 0 failed, 0 skipped");
 }
 
+// The collection is cached, and collected again as soon as a file changes:
+// a test added to a file is never missed.
+TEST(Pytest, TheCachedCollectionFollowsTheFiles) {
+  Workdir dir;
+  dir.write("ranktest.toml", "[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+                             "paths = [\"tests\"]\n");
+  std::filesystem::create_directories(dir.path() / "tests");
+  dir.write("tests/test_a.py", "def test_one():\n    pass\n");
+  auto first = run_ranktest(dir, {"list"});
+  EXPECT_NE(first.out.find("test_a.py::test_one"), std::string::npos) << first.out << first.err;
+  ASSERT_TRUE(std::filesystem::exists(dir.path() / ".ranktest" / "pytest-collections"));
+  dir.write("tests/test_a.py", "def test_one():\n    pass\n\ndef test_two():\n    pass\n");
+  auto second = run_ranktest(dir, {"list"});
+  EXPECT_NE(second.out.find("test_a.py::test_two"), std::string::npos) << second.out;
+  dir.write("tests/test_b.py", "def test_three():\n    pass\n");
+  auto third = run_ranktest(dir, {"run"});
+  EXPECT_EQ(third.last_out_line(), "ranktest: 3 passed, 0 failed, 0 skipped") << third.out;
+}
+
 TEST(Pytest, AnInterpreterWithoutPytestIsADiscoveryError) {
   Workdir dir;
   dir.write("ranktest.toml", "[[source]]\nkind = \"pytest\"\npython = \"/bin/false\"\n"
