@@ -74,6 +74,8 @@ int main(int argc, char** argv) {
   run->add_flag("--no-capture", cli.no_capture,
                 "let tests write to the terminal (runs one at a time)");
   run->add_option("--junit", cli.junit, "write a JUnit XML report to PATH");
+  run->add_option("--trace", cli.trace,
+                  "write the schedule as a Chrome/Perfetto trace (JSON) to PATH");
   run->add_option("--devices", cli.devices,
                   "KIND=ID,ID: use these devices of a kind (repeatable)")
       ->allow_extra_args(false);
@@ -100,6 +102,8 @@ int main(int argc, char** argv) {
   report->add_option("run-dir", report_dir, "a run folder, e.g. .ranktest/runs/latest")
       ->required();
   report->add_option("--junit", cli.junit, "write a JUnit XML report to PATH");
+  report->add_option("--trace", cli.trace,
+                     "write the schedule as a Chrome/Perfetto trace (JSON) to PATH");
 
   try {
     app.parse(argc, argv);

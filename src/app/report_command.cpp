@@ -11,6 +11,7 @@
 #include "events/event_json.h"
 #include "model/overloaded.h"
 #include "report/junit_reporter.h"
+#include "report/trace_reporter.h"
 #include "report/terminal_reporter.h"
 
 namespace ranktest::app {
@@ -50,6 +51,7 @@ int report_command(const CommandLine& cli, const std::filesystem::path& run_dir)
   dispatcher.add(std::make_unique<report::TerminalReporter>(
       stdout, report::TerminalOptions{cli.program + " run"}));
   if (cli.junit) dispatcher.add(std::make_unique<report::JunitReporter>(*cli.junit));
+  if (cli.trace) dispatcher.add(std::make_unique<report::TraceReporter>(*cli.trace));
 
   // Replay everything but the end; remember what started and never finished.
   const auto& started = std::get<events::RunStarted>(journal_events.front());

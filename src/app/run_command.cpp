@@ -12,6 +12,7 @@
 #include "execute/child_audit.h"
 #include "report/github_reporter.h"
 #include "report/json_lines_reporter.h"
+#include "report/trace_reporter.h"
 #include "process/test_cgroup.h"
 #include "execute/process_test_runner.h"
 #include "execute/run_folder.h"
@@ -174,6 +175,7 @@ int run_command(const CommandLine& cli) {
   }
   if (config.junit)
     dispatcher.add(std::make_unique<report::JunitReporter>(*config.junit));
+  if (cli.trace) dispatcher.add(std::make_unique<report::TraceReporter>(*cli.trace));
 
   // A cgroup per test where the machine allows it; said once if a limit
   // the configuration asks for cannot be enforced here.

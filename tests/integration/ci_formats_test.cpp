@@ -55,5 +55,36 @@ TEST(CiFormats, MessageFormatJsonStreamsTheJournal) {
   EXPECT_EQ(events.back()["event"], "run-finished");
 }
 
+// The schedule as a Perfetto trace: a bar per test on every slot it held
+// and every device it was granted, from the run and from its journal alike.
+TEST(CiFormats, TraceShowsEachTestOnItsSlotsAndDevices) {
+  Workdir dir;
+  dir.write("ranktest.toml",
+            "[devices]\ncpu-sim = 2\n"
+            "[[source]]\npaths = [\"" + fixture("ranks") + "\"]\n"
+            "[[override]]\nfilter = \"Many/*\"\nranks = 2\ndevices = { cpu-sim = 2 }\n");
+  const auto run = run_ranktest(dir, {"run", "--filter", "Many/Rendezvous.TwoRanksAgree/[0-3]",
+                                      "-j", "2", "--trace", "trace.json"});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  const auto trace = nlohmann::json::parse(read_file(dir.path() / "trace.json"));
+  std::size_t slot_bars = 0, device_bars = 0;
+  for (const auto& event : trace["traceEvents"]) {
+    if (event["ph"] != "X") continue;
+    EXPECT_GT(event["dur"].get<long long>(), 0);
+    EXPECT_GE(event["ts"].get<long long>(), 0);
+    EXPECT_EQ(event["args"]["outcome"], "passed");
+    if (event["pid"] == 1) {
+      ++slot_bars;
+      EXPECT_LT(event["tid"].get<int>(), 2);
+    } else {
+      ++device_bars;
+    }
+  }
+  EXPECT_EQ(slot_bars, 8u);    // 4 tests x 2 ranks' slots
+  EXPECT_EQ(device_bars, 8u);  // 4 tests x 2 devices
+  const auto rebuilt = run_ranktest(dir, {"report", run.run_dir().string(), "--trace", "again.json"});
+  EXPECT_EQ(nlohmann::json::parse(read_file(dir.path() / "again.json")), trace);
+}
+
 }  // namespace
 }  // namespace ranktest::testing
