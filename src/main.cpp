@@ -81,6 +81,16 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   run->add_option("--state-dir", cli.state_dir,
                   "where run folders go (default: .ranktest)");
+  const auto add_status_levels = [&](CLI::App& command) {
+    const auto levels = CLI::IsMember({"none", "fail", "slow", "pass", "skip", "all"});
+    command.add_option("--status-level", cli.status_level,
+                       "tests printed as they finish: none, fail, slow, pass, skip (default), all")
+        ->check(levels);
+    command.add_option("--final-status-level", cli.final_status_level,
+                       "tests listed again at the end: none, fail (default), pass, skip, all")
+        ->check(levels);
+  };
+  add_status_levels(*run);
   std::string message_format = "human";
   run->add_option("--message-format", message_format,
                   "human, or json: the events as JSON lines on stdout (docs/events.md)")
@@ -102,6 +112,7 @@ int main(int argc, char** argv) {
   report->add_option("run-dir", report_dir, "a run folder, e.g. .ranktest/runs/latest")
       ->required();
   report->add_option("--junit", cli.junit, "write a JUnit XML report to PATH");
+  add_status_levels(*report);
   report->add_option("--trace", cli.trace,
                      "write the schedule as a Chrome/Perfetto trace (JSON) to PATH");
 

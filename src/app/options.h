@@ -37,6 +37,9 @@ struct CommandLine {
   NoTestsPolicy no_tests = NoTestsPolicy::fail;
   ListFormat list_format = ListFormat::text;
   MessageFormat message_format = MessageFormat::human;
+  // --status-level, --final-status-level: none, fail, slow, pass, skip, all.
+  std::string status_level = "skip";
+  std::string final_status_level = "fail";
 };
 
 }  // namespace ranktest::app

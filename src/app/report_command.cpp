@@ -49,7 +49,9 @@ int report_command(const CommandLine& cli, const std::filesystem::path& run_dir)
 
   events::Dispatcher dispatcher(stderr);
   dispatcher.add(std::make_unique<report::TerminalReporter>(
-      stdout, report::TerminalOptions{cli.program + " run"}));
+      stdout, report::TerminalOptions{cli.program + " run", 20,
+                                      *report::status_level_from_string(cli.status_level),
+                                      *report::status_level_from_string(cli.final_status_level)}));
   if (cli.junit) dispatcher.add(std::make_unique<report::JunitReporter>(*cli.junit));
   if (cli.trace) dispatcher.add(std::make_unique<report::TraceReporter>(*cli.trace));
 

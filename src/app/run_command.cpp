@@ -166,7 +166,9 @@ int run_command(const CommandLine& cli) {
     dispatcher.add(std::make_unique<report::JsonLinesReporter>(stdout));
   else
     dispatcher.add(std::make_unique<report::TerminalReporter>(
-        stdout, report::TerminalOptions{rerun_command(cli)}));
+        stdout, report::TerminalOptions{rerun_command(cli), 20,
+                                        *report::status_level_from_string(cli.status_level),
+                                        *report::status_level_from_string(cli.final_status_level)}));
   if (const char* github = std::getenv("GITHUB_ACTIONS"); github && std::string(github) == "true") {
     const char* summary = std::getenv("GITHUB_STEP_SUMMARY");
     dispatcher.add(std::make_unique<report::GithubReporter>(

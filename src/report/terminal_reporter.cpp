@@ -57,6 +57,15 @@ std::string shell_quote(const std::string& text) {
   return quoted + "'";
 }
 
+std::optional<StatusLevel> status_level_from_string(std::string_view text) {
+  constexpr std::pair<std::string_view, StatusLevel> kLevels[] = {
+      {"none", StatusLevel::none}, {"fail", StatusLevel::fail}, {"slow", StatusLevel::slow},
+      {"pass", StatusLevel::pass}, {"skip", StatusLevel::skip}, {"all", StatusLevel::all}};
+  for (const auto& [name, level] : kLevels)
+    if (name == text) return level;
+  return std::nullopt;
+}
+
 std::string_view status_label(Outcome outcome) {
   switch (outcome) {
     case Outcome::passed: return "PASS";
@@ -92,6 +101,7 @@ void TerminalReporter::on(const events::TestStarted&) {}
 
 // A note, not a verdict: the test keeps running until its timeout.
 void TerminalReporter::on(const events::TestSlow& event) {
+  if (options_.status_level < StatusLevel::slow) return;
   fmt::print(out_, "{:>8} [>{:7.3f}s] {}\n", "SLOW", event.elapsed.count() / 1000.0,
              shown(event.test.id));
 }
@@ -108,8 +118,10 @@ void TerminalReporter::on(const events::TestFinished& event) {
   }
   const std::string time =
       event.attempt == 0 ? std::string(10, ' ') : seconds(result.duration);
+  if (result.outcome == Outcome::passed || result.outcome == Outcome::skipped)
+    passed_and_skipped_.push_back({result.outcome, id, shown(result.reason)});
   if (result.outcome == Outcome::passed) {
-    if (!result.suspicious.empty()) {
+    if (!result.suspicious.empty() && options_.status_level >= StatusLevel::fail) {
       // Passed, but its output says something failed: never quiet about it.
       fmt::print(out_, "{:>8} [{}] {} (suspicious output)\n", status_label(result.outcome),
                  time, id);
@@ -119,19 +131,24 @@ void TerminalReporter::on(const events::TestFinished& event) {
       if (!result.log_path.empty())
         fmt::print(out_, "{}log: {}\n", kIndent, shown(display_path(result.log_path)));
       suspicious_.push_back(id);
-    } else if (options_.show_passes) {
+    } else if (!result.suspicious.empty()) {
+      suspicious_.push_back(id);
+    } else if (options_.status_level >= StatusLevel::pass) {
       fmt::print(out_, "{:>8} [{}] {}\n", status_label(result.outcome), time, id);
     }
     return;
   }
   if (result.outcome == Outcome::skipped) {
+    if (options_.status_level < StatusLevel::skip) return;
     fmt::print(out_, "{:>8} [{}] {}{}\n", status_label(result.outcome), time, id,
                result.reason.empty() ? "" : ": " + shown(result.reason));
     return;
   }
-  fmt::print(out_, "{:>8} [{}] {}{}\n", status_label(result.outcome), time, id,
-             result.reason.empty() ? "" : " (" + shown(result.reason) + ")");
-  print_failure_block(event);
+  if (options_.status_level >= StatusLevel::fail) {
+    fmt::print(out_, "{:>8} [{}] {}{}\n", status_label(result.outcome), time, id,
+               result.reason.empty() ? "" : " (" + shown(result.reason) + ")");
+    print_failure_block(event);
+  }
 
   std::string detail = result.reason;
   if (!result.failures.empty() && result.failures.front().location)
@@ -233,7 +250,14 @@ void TerminalReporter::on(const events::RunFinished& event) {
   fmt::print(out_, "{}\n", std::string(60, '-'));
   fmt::print(out_, "ranktest: {} test{} in {}\n", ran, ran == 1 ? "" : "s",
              config::format_duration(event.duration));
-  if (!not_passed_.empty()) {
+  const auto level = options_.final_status_level;
+  if (level >= StatusLevel::pass) {
+    for (const auto& entry : passed_and_skipped_)
+      if (entry.outcome == Outcome::passed || level >= StatusLevel::skip)
+        fmt::print(out_, "{:>8} {}{}\n", status_label(entry.outcome), entry.id,
+                   entry.detail.empty() ? "" : "  " + entry.detail);
+  }
+  if (!not_passed_.empty() && level >= StatusLevel::fail) {
     std::size_t width = 0;
     for (const auto& entry : not_passed_) width = std::max(width, entry.id.size());
     // Grouped by kind: failures, then crashes, then timeouts, ...

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,11 +13,19 @@
 
 namespace ranktest::report {
 
+// How much to print, as nextest's --status-level: each level includes the
+// ones before it. Failures (and suspicious passes) print from `fail` on.
+enum class StatusLevel { none, fail, slow, pass, skip, all };
+std::optional<StatusLevel> status_level_from_string(std::string_view text);
+
 struct TerminalOptions {
   // Prefix of the rerun hint, e.g. "ranktest run --config ranktest.toml".
   std::string rerun_command = "ranktest run";
   std::size_t tail_lines = 20;
-  bool show_passes = true;
+  // While the run goes: which tests get their line (or block).
+  StatusLevel status_level = StatusLevel::skip;
+  // At the end, before the summary line: which tests are listed again.
+  StatusLevel final_status_level = StatusLevel::fail;
 };
 
 class TerminalReporter final : public events::Reporter {
@@ -44,6 +53,7 @@ class TerminalReporter final : public events::Reporter {
   std::FILE* out_;
   TerminalOptions options_;
   std::vector<NotPassed> not_passed_;
+  std::vector<NotPassed> passed_and_skipped_;  // for final-status-level pass and above
   std::vector<std::string> suspicious_;  // ids of passes with failure signatures
   // Why tests were not run, with how many, in the order first seen.
   std::vector<std::pair<std::string, std::size_t>> not_run_reasons_;

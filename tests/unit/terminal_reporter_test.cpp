@@ -74,6 +74,36 @@ TEST(TerminalReporter, QuietForPassesPreciseForFailures) {
   EXPECT_TRUE(text.ends_with("\nranktest: 1 passed, 2 failed, 0 skipped\n")) << text;
 }
 
+// nextest's status levels: what prints as tests finish, and what is listed
+// again at the end. The summary line is always last.
+TEST(TerminalReporter, StatusLevelsChooseWhatIsPrinted) {
+  const auto run = [](StatusLevel during, StatusLevel at_end) {
+    Screen screen;
+    TerminalReporter reporter(screen.file(), TerminalOptions{"ranktest run", 20, during, at_end});
+    reporter.report(events::RunStarted{"r", {}, "runs/r", 3, 0, 0, 2});
+    reporter.report(finished("A.Passes", Outcome::passed));
+    reporter.report(finished("A.Skips", Outcome::skipped));
+    reporter.report(finished("A.Fails", Outcome::failed));
+    events::RunFinished end;
+    end.counts.passed = end.counts.failed = end.counts.skipped = 1;
+    reporter.report(end);
+    return screen.text();
+  };
+  const auto quiet = run(StatusLevel::fail, StatusLevel::fail);
+  EXPECT_EQ(quiet.find("PASS"), std::string::npos) << quiet;
+  EXPECT_EQ(quiet.find("SKIP"), std::string::npos) << quiet;
+  EXPECT_NE(quiet.find("    FAIL [   0.000s] bin::A.Fails"), std::string::npos) << quiet;
+  EXPECT_NE(quiet.find("ranktest: did not pass:"), std::string::npos) << quiet;
+  const auto silent = run(StatusLevel::none, StatusLevel::none);
+  EXPECT_EQ(silent.find("FAIL"), std::string::npos) << silent;
+  EXPECT_TRUE(silent.ends_with("ranktest: 1 passed, 1 failed, 1 skipped\n")) << silent;
+  const auto everything = run(StatusLevel::all, StatusLevel::all);
+  EXPECT_NE(everything.find("    PASS [   0.000s] bin::A.Passes"), std::string::npos);
+  EXPECT_NE(everything.find("    SKIP [   0.000s] bin::A.Skips"), std::string::npos);
+  EXPECT_NE(everything.find("\n    PASS bin::A.Passes\n"), std::string::npos) << everything;
+  EXPECT_NE(everything.find("\n    SKIP bin::A.Skips\n"), std::string::npos) << everything;
+}
+
 TEST(ShellQuote, QuotesOnlyWhatNeedsIt) {
   EXPECT_EQ(shell_quote("bin::A.B/0"), "bin::A.B/0");
   EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
