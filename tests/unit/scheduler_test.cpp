@@ -36,7 +36,9 @@ class FakeRunner : public TestRunner {
     EXPECT_EQ(grant.devices.size(), test.settings.devices.size());
     EXPECT_NE(grant.port, 0);
     EXPECT_TRUE(busy_ports_.insert(grant.port).second) << "port " << grant.port << " shared";
-    if (test.settings.exclusive) EXPECT_TRUE(running_.empty()) << "exclusive test not alone";
+    if (test.settings.exclusive) {
+      EXPECT_TRUE(running_.empty()) << "exclusive test not alone";
+    }
     for (const auto& [index, other] : running_)
       EXPECT_FALSE(plan_[index].settings.exclusive) << "started beside an exclusive test";
     running_.emplace_back(assignment.test_index, assignment);
