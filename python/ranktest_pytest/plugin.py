@@ -23,6 +23,7 @@ import json
 import os
 import signal
 import sys
+import time
 
 import pytest
 
@@ -162,6 +163,7 @@ def pytest_runtest_logreport(report):
         "longrepr": None,
         "crash": None,
         "wasxfail": getattr(report, "wasxfail", None),
+        "time": time.time(),  # when this phase ended: orders the ranks' failures
     }
     if report.longrepr is not None:
         if report.skipped and isinstance(report.longrepr, tuple):

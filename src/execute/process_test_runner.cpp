@@ -552,10 +552,12 @@ RankResult ProcessTestRunner::classify_rank(const RunningTest& running,
   // here; finish() then reports it as stopped.
   TestResult classified;
   std::string excerpt;
+  std::optional<double> failed_at;
   if (test.kind == SuiteKind::pytest) {
     std::optional<PytestVerdict> verdict;
     if (has_report) verdict = read_pytest_verdict(text::read_file(rank.report_path), test.name);
     classified = classify_pytest_test(end, verdict);
+    if (verdict) failed_at = verdict->failed_at;
     // What the test printed, less the failure report the plugin appends.
     excerpt = tail.bytes.substr(0, tail.bytes.find("\n" + test.name + " FAILED in "));
   } else {
@@ -574,6 +576,7 @@ RankResult ProcessTestRunner::classify_rank(const RunningTest& running,
       std::chrono::duration_cast<std::chrono::milliseconds>(rank.ended - running.started);
   result.log_path = rank.log_path.string();
   result.output_excerpt = text::keep_end_utf8(excerpt, kExcerptBytes);
+  result.failed_at = failed_at;
   if (result.outcome == Outcome::timed_out)
     result.reason = fmt::format("after {}",
                                 config::format_duration(running.test->settings.timeout));
@@ -595,6 +598,18 @@ RankResult ProcessTestRunner::classify_rank(const RunningTest& running,
 }
 
 schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
+  // The root cause is the first rank to fail: by the framework's own clock
+  // where every failed rank has one, else by which exited first.
+  if (running.root_cause_rank && !running.timed_out && !running.interrupted) {
+    const auto& first = running.ranks[static_cast<std::size_t>(*running.root_cause_rank)];
+    for (const auto& rank : running.ranks)
+      if (rank.result && is_failure(rank.result->outcome) && !rank.stopped &&
+          rank.result->failed_at && first.result->failed_at &&
+          *rank.result->failed_at < *first.result->failed_at &&
+          *rank.result->failed_at <
+              *running.ranks[static_cast<std::size_t>(*running.root_cause_rank)].result->failed_at)
+        running.root_cause_rank = rank.rank;
+  }
   TestResult result;
   const int world = static_cast<int>(running.ranks.size());
   for (auto& rank : running.ranks) {

@@ -68,6 +68,8 @@ std::optional<PytestVerdict> read_pytest_verdict(std::string_view text, const st
     const bool xfail = phase.contains("wasxfail") && phase["wasxfail"].is_string();
     if (outcome == "failed") {
       verdict.failures.push_back(failure_of(phase));
+      if (!verdict.failed_at && phase.contains("time") && phase["time"].is_number())
+        verdict.failed_at = phase["time"].get<double>();
       if (when == "setup") verdict.status = PytestVerdict::Status::setup_error;
       else if (when == "call") verdict.status = PytestVerdict::Status::failed;
       else if (verdict.status == PytestVerdict::Status::passed ||

@@ -27,6 +27,9 @@ struct PytestVerdict {
   Status status = Status::incomplete;
   std::vector<FailureMessage> failures;
   std::string reason;  // the skip or xfail reason
+  // When the first failing phase ended (seconds since the epoch), to tell
+  // which rank failed first even when another rank's process exits sooner.
+  std::optional<double> failed_at;
 };
 
 // Reads the plugin's result file; nullopt when it is unreadable or is not

@@ -59,6 +59,10 @@ struct RankResult {
   std::chrono::milliseconds duration{0};
   std::string log_path;
   std::string output_excerpt;
+  // When the framework saw the failure (where it says), seconds since the
+  // epoch: the root cause is the rank that failed first, not the one whose
+  // process happened to exit first. Not part of the events.
+  std::optional<double> failed_at;
 };
 
 // Where one process of a hung test was when it was stopped.
