@@ -99,7 +99,9 @@ TEST(FaultSuite, EachMisbehaviourHasItsOutcomeAndNothingSurvives) {
   // The process that dropped its environment carries no marker: look for it by name.
   std::string sleepers;
   shell("pgrep -x -f 'sleep 300' || true", &sleepers);
-  if (cgroups) EXPECT_EQ(sleepers, "");
+  if (cgroups) {
+    EXPECT_EQ(sleepers, "");
+  }
 }
 
 }  // namespace
