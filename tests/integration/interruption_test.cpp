@@ -4,12 +4,26 @@
 #include <signal.h>
 
 #include <chrono>
+#include <sstream>
 #include <thread>
 
 #include "harness.h"
 
 namespace ranktest::testing {
 namespace {
+
+// Whether the journal has a test-started event for `id` (run-started names
+// every planned test, so a plain text search would fire too early).
+bool has_started(const std::filesystem::path& journal, const std::string& id) {
+  std::istringstream lines(read_file(journal));
+  for (std::string line; std::getline(lines, line);) {
+    const auto event = nlohmann::json::parse(line, nullptr, false);
+    if (!event.is_discarded() && event.value("event", "") == "test-started" &&
+        event["test"]["id"] == id)
+      return true;
+  }
+  return false;
+}
 
 TEST(Interruption, SigtermStopsTestsAndWritesReports) {
   Workdir dir;
@@ -18,11 +32,7 @@ TEST(Interruption, SigtermStopsTestsAndWritesReports) {
   const auto run = run_ranktest(
       dir, {"run", fixture("outcomes"), "--filter", "Outcomes.LoopsForever",
             "--filter", "Outcomes.Passes", "-j", "1", "--junit", "junit.xml"},
-      SIGTERM, [&] {
-        const auto text = read_file(journal);
-        return text.find("\"test-started\",\"run_id\"") != std::string::npos &&
-               text.find("Outcomes.LoopsForever") != std::string::npos;
-      });
+      SIGTERM, [&] { return has_started(journal, "fixture_outcomes::Outcomes.LoopsForever"); });
   EXPECT_EQ(run.exit_code, 143) << run.out << run.err;
   const auto finished = run.finished();
   EXPECT_EQ(finished.at("fixture_outcomes::Outcomes.LoopsForever")["result"]["outcome"],
