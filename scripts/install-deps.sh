@@ -13,6 +13,7 @@ packages=(
   python3 python3-pytest  # pytest suites (ranktest's plugin needs nothing else)
   python3-torch   # the distributed pytest examples: PyTorch on CPU with gloo
   python3-pytest-xdist    # bench/: the pytest comparison runs pytest -n 2
+  python3-jsonschema      # a test validates emitted events against docs/events.schema.json
 )
 
 missing=()

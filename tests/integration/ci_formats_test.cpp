@@ -55,6 +55,41 @@ TEST(CiFormats, MessageFormatJsonStreamsTheJournal) {
   EXPECT_EQ(events.back()["event"], "run-finished");
 }
 
+// Every event a varied run emits is valid against docs/events.schema.json
+// (checked with python3-jsonschema).
+TEST(CiFormats, EmittedEventsFollowThePublishedSchema) {
+  Workdir dir;
+  dir.write("ranktest.toml",
+            "timeout = \"1s\"\ngrace-period = \"1s\"\nslow = \"500ms\"\n"
+            "[[source]]\npaths = [\"" + fixture("outcomes") + "\", \"" + fixture("ranks") +
+                "\", \"" + fixture("swallowed") + "\"]\n"
+            "[[override]]\nfilter = \"fixture_ranks::*\"\nranks = 3\n"
+            "[[override]]\nfilter = \"fixture_swallowed::*\"\naudit-children = true\n");
+  const auto run = run_ranktest(
+      dir, {"run", "--message-format", "json", "--filter", "fixture_outcomes::*", "--filter",
+            "fixture_ranks::Ranks.One*", "--filter", "fixture_swallowed::Swallowed.*"});
+  dir.write("events.jsonl", run.out);
+  std::string output;
+  const int status = shell(
+      "/usr/bin/python3 -c '"
+      "import json, sys, jsonschema\n"
+      "schema = json.load(open(sys.argv[1]))\n"
+      "jsonschema.Draft202012Validator.check_schema(schema)\n"
+      "validator = jsonschema.Draft202012Validator(schema)\n"
+      "kinds = set()\n"
+      "for number, line in enumerate(open(sys.argv[2]), 1):\n"
+      "    event = json.loads(line)\n"
+      "    kinds.add(event[\"event\"])\n"
+      "    for error in validator.iter_errors(event):\n"
+      "        sys.exit(\"line %d (%s): %s at %s\" % (number, event[\"event\"], error.message, list(error.path)))\n"
+      "print(sorted(kinds))\n"
+      "' " RANKTEST_SOURCE_DIR "/docs/events.schema.json " + (dir.path() / "events.jsonl").string(),
+      &output);
+  EXPECT_EQ(status, 0) << output;
+  EXPECT_NE(output.find("'run-finished', 'run-started', 'test-finished', 'test-slow', 'test-started'"),
+            std::string::npos) << output;
+}
+
 // The schedule as a Perfetto trace: a bar per test on every slot it held
 // and every device it was granted, from the run and from its journal alike.
 TEST(CiFormats, TraceShowsEachTestOnItsSlotsAndDevices) {
