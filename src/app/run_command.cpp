@@ -169,12 +169,8 @@ int run_command(const CommandLine& cli) {
         stdout, report::TerminalOptions{rerun_command(cli), 20,
                                         *report::status_level_from_string(cli.status_level),
                                         *report::status_level_from_string(cli.final_status_level)}));
-  if (const char* github = std::getenv("GITHUB_ACTIONS"); github && std::string(github) == "true") {
-    const char* summary = std::getenv("GITHUB_STEP_SUMMARY");
-    dispatcher.add(std::make_unique<report::GithubReporter>(
-        stdout, summary && *summary ? std::optional<std::filesystem::path>(summary)
-                                    : std::nullopt));
-  }
+  if (auto github = report::github_reporter_from_environment(stdout))
+    dispatcher.add(std::move(github));
   if (config.junit)
     dispatcher.add(std::make_unique<report::JunitReporter>(*config.junit));
   if (cli.trace) dispatcher.add(std::make_unique<report::TraceReporter>(*cli.trace));

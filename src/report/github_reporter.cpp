@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <fstream>
 
 #include "model/overloaded.h"
@@ -106,6 +107,14 @@ void GithubReporter::report(const events::Event& event) {
             }
           }},
       event);
+}
+
+std::unique_ptr<GithubReporter> github_reporter_from_environment(std::FILE* out) {
+  const char* github = std::getenv("GITHUB_ACTIONS");
+  if (!github || std::string_view(github) != "true") return nullptr;
+  const char* summary = std::getenv("GITHUB_STEP_SUMMARY");
+  return std::make_unique<GithubReporter>(
+      out, summary && *summary ? std::optional<std::filesystem::path>(summary) : std::nullopt);
 }
 
 }  // namespace ranktest::report

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,5 +36,9 @@ class GithubReporter final : public events::Reporter {
   std::optional<std::filesystem::path> summary_path_;
   std::vector<Row> not_passed_;
 };
+
+// A GithubReporter when running in GitHub Actions (GITHUB_ACTIONS=true),
+// writing the summary to $GITHUB_STEP_SUMMARY if set; else nullptr.
+std::unique_ptr<GithubReporter> github_reporter_from_environment(std::FILE* out);
 
 }  // namespace ranktest::report

@@ -33,6 +33,11 @@ TEST(CiFormats, GithubActionsGetsAnnotationsAndASummary) {
       << markdown;
   EXPECT_NE(markdown.find("| failed | `fixture_outcomes::Outcomes.Fails` |"), std::string::npos)
       << markdown;
+  // `ranktest report` of the stored run annotates the same failure.
+  setenv("GITHUB_ACTIONS", "true", 1);
+  const auto rebuilt = run_ranktest(dir, {"report", run.run_dir().string()});
+  unsetenv("GITHUB_ACTIONS");
+  EXPECT_NE(rebuilt.out.find(line), std::string::npos) << rebuilt.out;
 }
 
 TEST(CiFormats, MessageFormatJsonStreamsTheJournal) {
