@@ -160,28 +160,34 @@ std::string gtest_test_output(std::string_view output,
   return kept;
 }
 
+std::optional<TestResult> classify_stopped_process(const GtestProcessEnd& end) {
+  TestResult result;
+  result.exit = end.exit;
+  if (end.interrupted) {
+    result.outcome = Outcome::interrupted;
+    result.reason = "stopped because the run was interrupted";
+  } else if (end.timed_out) {
+    result.outcome = Outcome::timed_out;  // the runner states the limit in `reason`
+  } else if (!end.exit) {
+    result.outcome = Outcome::error;
+    result.reason = "the process could not be waited for";
+  } else {
+    return std::nullopt;
+  }
+  return result;
+}
+
 TestResult classify_gtest_test(const GtestProcessEnd& end,
                                const std::optional<GtestVerdict>& verdict,
                                std::string_view output_tail) {
   using Status = GtestVerdict::Status;
+  if (auto stopped = classify_stopped_process(end)) {
+    if (verdict) stopped->failures = verdict->failures;
+    return *stopped;
+  }
   TestResult result;
   result.exit = end.exit;
   if (verdict) result.failures = verdict->failures;
-
-  if (end.interrupted) {
-    result.outcome = Outcome::interrupted;
-    result.reason = "stopped because the run was interrupted";
-    return result;
-  }
-  if (end.timed_out) {
-    result.outcome = Outcome::timed_out;
-    return result;  // the runner states the limit in `reason`
-  }
-  if (!end.exit) {
-    result.outcome = Outcome::error;
-    result.reason = "the process could not be waited for";
-    return result;
-  }
   const ProcessExit& exit = *end.exit;
   if (exit.signaled) {
     result.outcome = Outcome::crashed;

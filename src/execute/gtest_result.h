@@ -46,6 +46,12 @@ struct GtestProcessEnd {
   bool interrupted = false;
 };
 
+// The outcome of a process that did not end on its own (the run was
+// interrupted, the test timed out, it could not be waited for), whatever
+// the framework says; nullopt when it did end on its own. Shared by every
+// framework's classification.
+std::optional<TestResult> classify_stopped_process(const GtestProcessEnd& end);
+
 // The outcome: a crash is a crash whatever the report says; a non-zero exit
 // is a failure even when gtest reported success; no report at all is a
 // failure even after exit code 0.

@@ -601,14 +601,13 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
   // The root cause is the first rank to fail: by the framework's own clock
   // where every failed rank has one, else by which exited first.
   if (running.root_cause_rank && !running.timed_out && !running.interrupted) {
-    const auto& first = running.ranks[static_cast<std::size_t>(*running.root_cause_rank)];
+    const Rank* first = &running.ranks[static_cast<std::size_t>(*running.root_cause_rank)];
     for (const auto& rank : running.ranks)
       if (rank.result && is_failure(rank.result->outcome) && !rank.stopped &&
-          rank.result->failed_at && first.result->failed_at &&
-          *rank.result->failed_at < *first.result->failed_at &&
-          *rank.result->failed_at <
-              *running.ranks[static_cast<std::size_t>(*running.root_cause_rank)].result->failed_at)
-        running.root_cause_rank = rank.rank;
+          rank.result->failed_at && first->result->failed_at &&
+          *rank.result->failed_at < *first->result->failed_at)
+        first = &rank;
+    running.root_cause_rank = first->rank;
   }
   TestResult result;
   const int world = static_cast<int>(running.ranks.size());

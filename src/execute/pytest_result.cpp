@@ -95,23 +95,13 @@ std::optional<PytestVerdict> read_pytest_verdict(std::string_view text, const st
 TestResult classify_pytest_test(const GtestProcessEnd& end,
                                 const std::optional<PytestVerdict>& verdict) {
   using Status = PytestVerdict::Status;
+  if (auto stopped = classify_stopped_process(end)) {
+    if (verdict) stopped->failures = verdict->failures;
+    return *stopped;
+  }
   TestResult result;
   result.exit = end.exit;
   if (verdict) result.failures = verdict->failures;
-  if (end.interrupted) {
-    result.outcome = Outcome::interrupted;
-    result.reason = "stopped because the run was interrupted";
-    return result;
-  }
-  if (end.timed_out) {
-    result.outcome = Outcome::timed_out;
-    return result;
-  }
-  if (!end.exit) {
-    result.outcome = Outcome::error;
-    result.reason = "the process could not be waited for";
-    return result;
-  }
   const ProcessExit& exit = *end.exit;
   const bool reported = verdict && verdict->status != Status::incomplete;
   if (exit.signaled) {

@@ -17,22 +17,6 @@
 namespace ranktest::process {
 namespace {
 
-// With read(2), not a stream: a process that exits while its /proc file is
-// read makes read() fail with ESRCH, which libstdc++'s filebuf turns into
-// an exception.
-std::string read_proc_file(const std::string& path) {
-  std::string content;
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return content;
-  char buffer[4096];
-  for (;;) {
-    const ssize_t n = read(fd, buffer, sizeof buffer);
-    if (n <= 0) break;
-    content.append(buffer, static_cast<std::size_t>(n));
-  }
-  close(fd);
-  return content;
-}
 
 // State and process group from /proc/PID/stat; the command name in
 // parentheses may contain spaces and ')' so fields count from the last ')'.
@@ -100,6 +84,23 @@ std::optional<std::string> environment_value(pid_t pid, const std::string& name)
     at = end + 1;
   }
   return std::nullopt;
+}
+
+// With read(2), not a stream: a process that exits while its /proc file is
+// read makes read() fail with ESRCH, which libstdc++'s filebuf turns into
+// an exception.
+std::string read_proc_file(const std::string& path) {
+  std::string content;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return content;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n <= 0) break;
+    content.append(buffer, static_cast<std::size_t>(n));
+  }
+  close(fd);
+  return content;
 }
 
 bool become_subreaper() { return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0; }

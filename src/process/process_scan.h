@@ -9,6 +9,11 @@
 
 namespace ranktest::process {
 
+// The whole of a small file under /proc or /sys ("" when it cannot be
+// read), with read(2): such files vanish or refuse mid-read when their
+// process exits, and a stream would throw.
+std::string read_proc_file(const std::string& path);
+
 // Makes this process the reaper of every orphan among its descendants
 // (PR_SET_CHILD_SUBREAPER): a test's double-forked daemon becomes our
 // child, not init's. Returns false where the kernel refuses.

@@ -1,5 +1,7 @@
 #include "process/test_cgroup.h"
 
+#include "process/process_scan.h"
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
@@ -17,17 +19,9 @@ namespace ranktest::process {
 namespace fs = std::filesystem;
 namespace {
 
-// Small files under /proc and /sys, read and written with plain system
-// calls: they can vanish or refuse at any moment, and must never throw.
-std::string read_small(const fs::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {};
-  std::string out;
-  char buffer[4096];
-  for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;) out.append(buffer, n);
-  ::close(fd);
-  return out;
-}
+// Small files under /proc and /sys: they can vanish or refuse at any
+// moment, and must never throw.
+std::string read_small(const fs::path& path) { return read_proc_file(path.string()); }
 
 bool write_small(const fs::path& path, const std::string& text) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);

@@ -103,8 +103,8 @@ class TestCgroup {
              CgroupLimits limits)
       : hierarchies_(std::move(hierarchies)), dirs_(std::move(dirs)), limits_(limits) {}
   std::vector<CgroupHierarchy> hierarchies_;
-  CgroupLimits limits_;
   std::vector<std::filesystem::path> dirs_;  // one per hierarchy
+  CgroupLimits limits_;
   bool removed_ = false;
 };
 
