@@ -14,6 +14,7 @@ packages=(
   python3-torch   # the distributed pytest examples: PyTorch on CPU with gloo
   python3-pytest-xdist    # bench/: the pytest comparison runs pytest -n 2
   python3-jsonschema      # a test validates emitted events against docs/events.schema.json
+  chromium        # a test opens the HTML report in headless Chromium
 )
 
 missing=()

@@ -74,6 +74,8 @@ int main(int argc, char** argv) {
   run->add_flag("--no-capture", cli.no_capture,
                 "let tests write to the terminal (runs one at a time)");
   run->add_option("--junit", cli.junit, "write a JUnit XML report to PATH");
+  run->add_option("--html", cli.html,
+                  "write a self-contained HTML report (tests, logs of every rank, timeline) to PATH");
   run->add_option("--trace", cli.trace,
                   "write the schedule as a Chrome/Perfetto trace (JSON) to PATH");
   run->add_option("--devices", cli.devices,
@@ -107,12 +109,14 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "json"}));
 
   auto* report = app.add_subcommand(
-      "report", "rebuild the summary (and --junit) of a stored run from its journal");
+      "report", "rebuild the summary (and --junit, --html, --trace) of a stored run from its journal");
   std::filesystem::path report_dir;
   report->add_option("run-dir", report_dir, "a run folder, e.g. .ranktest/runs/latest")
       ->required();
   report->add_option("--junit", cli.junit, "write a JUnit XML report to PATH");
   add_status_levels(*report);
+  report->add_option("--html", cli.html,
+                     "write a self-contained HTML report (tests, logs of every rank, timeline) to PATH");
   report->add_option("--trace", cli.trace,
                      "write the schedule as a Chrome/Perfetto trace (JSON) to PATH");
 

@@ -29,6 +29,7 @@ struct CommandLine {
   bool recollect = false;  // ignore cached pytest collections  // the default for every test; overrides may say otherwise
   bool no_capture = false;
   std::optional<std::filesystem::path> junit;
+  std::optional<std::filesystem::path> html;   // self-contained HTML report
   std::optional<std::filesystem::path> trace;  // Chrome/Perfetto trace of the schedule
   std::optional<std::filesystem::path> state_dir;
   // --devices KIND=ID,ID: replaces the inventory of that kind (the rerun

@@ -44,6 +44,7 @@ std::variant<config::Config, Failure> load_configuration(const CommandLine& cli)
   if (cli.fail_fast) config.fail_fast = true;
   if (cli.audit_children) config.defaults.audit_children = true;
   if (cli.junit) config.junit = *cli.junit;
+  if (cli.html) config.html = *cli.html;
   if (cli.state_dir) config.state_dir = *cli.state_dir;
   for (const auto& spec : cli.devices) {
     const auto equals = spec.find('=');

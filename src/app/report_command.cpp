@@ -11,6 +11,7 @@
 #include "events/event_json.h"
 #include "model/overloaded.h"
 #include "report/github_reporter.h"
+#include "report/html_reporter.h"
 #include "report/junit_reporter.h"
 #include "report/trace_reporter.h"
 #include "report/terminal_reporter.h"
@@ -54,6 +55,9 @@ int report_command(const CommandLine& cli, const std::filesystem::path& run_dir)
                                       *report::status_level_from_string(cli.status_level),
                                       *report::status_level_from_string(cli.final_status_level)}));
   if (cli.junit) dispatcher.add(std::make_unique<report::JunitReporter>(*cli.junit));
+  if (cli.html)
+    dispatcher.add(std::make_unique<report::HtmlReporter>(
+        *cli.html, report::HtmlOptions{cli.program + " run"}));
   if (cli.trace) dispatcher.add(std::make_unique<report::TraceReporter>(*cli.trace));
   // A killed run's report in CI still annotates the failures it recorded.
   if (auto github = report::github_reporter_from_environment(stdout))

@@ -11,6 +11,7 @@
 #include "events/previous_durations.h"
 #include "execute/child_audit.h"
 #include "report/github_reporter.h"
+#include "report/html_reporter.h"
 #include "report/json_lines_reporter.h"
 #include "report/trace_reporter.h"
 #include "process/test_cgroup.h"
@@ -173,6 +174,9 @@ int run_command(const CommandLine& cli) {
     dispatcher.add(std::move(github));
   if (config.junit)
     dispatcher.add(std::make_unique<report::JunitReporter>(*config.junit));
+  if (config.html)
+    dispatcher.add(std::make_unique<report::HtmlReporter>(
+        *config.html, report::HtmlOptions{rerun_command(cli)}));
   if (cli.trace) dispatcher.add(std::make_unique<report::TraceReporter>(*cli.trace));
 
   // A cgroup per test where the machine allows it; said once if a limit

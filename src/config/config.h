@@ -82,6 +82,7 @@ struct Config {
   bool fail_fast = false;
   std::filesystem::path state_dir = ".ranktest";
   std::optional<std::filesystem::path> junit;
+  std::optional<std::filesystem::path> html;  // the HTML report
   // Top-level audit-children, max-processes and max-memory: every test's
   // default, which [[override]] entries refine.
   TestSettings defaults;

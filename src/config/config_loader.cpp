@@ -19,7 +19,7 @@ std::string Place::to_string() const {
 const std::vector<std::string>& KnownKeys::top_level() {
   static const std::vector<std::string> keys{
       "jobs",  "timeout", "slow", "grace-period", "fail-fast", "state-dir",
-      "junit", "max-output", "devices", "port-range", "suspicious-output", "audit-children",
+      "junit", "html", "max-output", "devices", "port-range", "suspicious-output", "audit-children",
       "max-processes", "max-memory", "source", "override", "hint"};
   return keys;
 }
@@ -250,6 +250,10 @@ std::optional<Error> read_top_level(const toml::table& table,
   if (const auto* node = table.get("junit")) {
     if (!node->is_string()) return reader.wrong_type("junit", *node, "a path string");
     config.junit = config.root / node->value<std::string>().value();
+  }
+  if (const auto* node = table.get("html")) {
+    if (!node->is_string()) return reader.wrong_type("html", *node, "a path string");
+    config.html = config.root / node->value<std::string>().value();
   }
   return std::nullopt;
 }

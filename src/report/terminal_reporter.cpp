@@ -57,6 +57,15 @@ std::string shell_quote(const std::string& text) {
   return quoted + "'";
 }
 
+std::string rerun_command_for(const std::string& prefix, const events::TestFinished& event) {
+  // The same devices again, so a device-specific failure reproduces.
+  std::string devices;
+  for (const auto& [kind, ids] : event.placement.devices)
+    if (!ids.empty())
+      devices += " --devices " + shell_quote(kind + "=" + fmt::format("{}", fmt::join(ids, ",")));
+  return fmt::format("{}{} --exact {}", prefix, devices, shell_quote(event.test.id));
+}
+
 std::optional<StatusLevel> status_level_from_string(std::string_view text) {
   constexpr std::pair<std::string_view, StatusLevel> kLevels[] = {
       {"none", StatusLevel::none}, {"fail", StatusLevel::fail}, {"slow", StatusLevel::slow},
@@ -227,13 +236,7 @@ void TerminalReporter::print_failure_block(const events::TestFinished& event) {
                shown(many_ranks ? std::filesystem::path(log).parent_path().string() + "/"
                                 : log));
   }
-  // The same devices again, so a device-specific failure reproduces.
-  std::string devices;
-  for (const auto& [kind, ids] : event.placement.devices)
-    if (!ids.empty())
-      devices += " --devices " + shell_quote(kind + "=" + fmt::format("{}", fmt::join(ids, ",")));
-  fmt::print(out_, "{}rerun: {}{} --exact {}\n", kIndent, options_.rerun_command, devices,
-             shell_quote(event.test.id));
+  fmt::print(out_, "{}rerun: {}\n", kIndent, rerun_command_for(options_.rerun_command, event));
 }
 
 void TerminalReporter::print_hints(const TestResult& result) {

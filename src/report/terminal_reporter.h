@@ -62,6 +62,10 @@ class TerminalReporter final : public events::Reporter {
 // 'text' quoted for a POSIX shell.
 std::string shell_quote(const std::string& text);
 
+// The command that runs one test again, on the devices it had:
+// "<prefix> --devices cuda=2,3 --exact 'id'".
+std::string rerun_command_for(const std::string& prefix, const events::TestFinished& event);
+
 // "PASS", "FAIL", "CRASH", "TIMEOUT", ...
 std::string_view status_label(Outcome outcome);
 

@@ -1,0 +1,62 @@
+// Evaluated in the loaded HTML report by inspect_page.py: uses the page as a
+// person would (filters, clicks a timeline bar, opens a test) and returns
+// what it then shows, for html_report_test.cpp to check.
+(() => {
+  const rows = () => [...document.querySelectorAll("#tests tbody tr.test")];
+  const idOf = tr => tr.querySelector("td.id").textContent;
+  const visible = node => {
+    const box = node.getBoundingClientRect();
+    return box.width > 0 && box.height > 0;
+  };
+  const facts = {};
+  facts.title = document.title;
+  facts.counts = Object.fromEntries([...document.querySelectorAll("[data-count]")].map(
+      c => [c.dataset.count, Number(c.querySelector("b").textContent)]));
+  facts.rows = rows().map(tr => ({ id: idOf(tr), outcome: tr.dataset.outcome }));
+  // Markup in names and output stays text: no element came from a test.
+  facts.scripts = document.scripts.length;
+  facts.images = document.images.length;
+  const timeline = document.getElementById("timeline");
+  facts.timelineOnScreen = timeline.getBoundingClientRect().top < window.innerHeight;
+  facts.lanes = [...timeline.querySelectorAll(".lane")].map(lane => lane.dataset.lane);
+  const bars = [...timeline.querySelectorAll(".bar")];
+  facts.bars = bars.length;
+  facts.visibleBars = bars.filter(visible).length;
+  facts.barsPerLane = Object.fromEntries([...timeline.querySelectorAll(".lane")].map(
+      lane => [lane.dataset.lane, lane.querySelectorAll(".bar").length]));
+
+  // Filtering by name.
+  const filter = document.getElementById("filter");
+  filter.value = "Collective.";
+  filter.dispatchEvent(new Event("input"));
+  facts.filteredRows = rows().map(idOf);
+  filter.value = "";
+  filter.dispatchEvent(new Event("input"));
+  // Filtering by outcome.
+  const outcome = document.getElementById("outcome-filter");
+  outcome.value = "crashed";
+  outcome.dispatchEvent(new Event("change"));
+  facts.crashedRows = rows().map(idOf);
+  outcome.value = "";
+  outcome.dispatchEvent(new Event("change"));
+
+  // A bar of the failed multi-rank test, clicked: its row opens with the log
+  // of every rank.
+  const target = "collective_test::Collective.EveryRankLoadsItsShard";
+  const bar = bars.find(b => b.title.startsWith(target + "\n"));
+  facts.barOfTarget = Boolean(bar);
+  if (bar) {
+    bar.click();
+    const open = rows().find(tr => idOf(tr) === target);
+    facts.targetOpen = Boolean(open && open.classList.contains("open"));
+    const details = open && open.nextElementSibling;
+    if (details && details.classList.contains("details-row")) {
+      facts.targetLogs = [...details.querySelectorAll("details.log")].map(d => ({
+        rank: Number(d.dataset.rank), open: d.open,
+        text: (d.querySelector("pre.log-text") || { textContent: "" }).textContent }));
+      facts.targetText = details.textContent;
+    }
+  }
+  window.scrollTo(0, 0);
+  return facts;
+})()
