@@ -91,6 +91,9 @@ int main(int argc, char** argv) {
     command.add_option("--final-status-level", cli.final_status_level,
                        "tests listed again at the end: none, fail (default), pass, skip, all")
         ->check(levels);
+    command.add_option("--color", cli.color,
+                       "auto (default: on a terminal, unless NO_COLOR is set), always, never")
+        ->check(CLI::IsMember({"auto", "always", "never"}));
   };
   add_status_levels(*run);
   std::string message_format = "human";

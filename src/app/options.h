@@ -41,6 +41,7 @@ struct CommandLine {
   // --status-level, --final-status-level: none, fail, slow, pass, skip, all.
   std::string status_level = "skip";
   std::string final_status_level = "fail";
+  std::string color = "auto";  // --color: auto, always, never
 };
 
 }  // namespace ranktest::app

@@ -53,7 +53,8 @@ int report_command(const CommandLine& cli, const std::filesystem::path& run_dir)
   dispatcher.add(std::make_unique<report::TerminalReporter>(
       stdout, report::TerminalOptions{cli.program + " run", 20,
                                       *report::status_level_from_string(cli.status_level),
-                                      *report::status_level_from_string(cli.final_status_level)}));
+                                      *report::status_level_from_string(cli.final_status_level),
+                                      report::terminal_style(stdout, cli.color).color}));
   if (cli.junit) dispatcher.add(std::make_unique<report::JunitReporter>(*cli.junit));
   if (cli.html)
     dispatcher.add(std::make_unique<report::HtmlReporter>(

@@ -143,7 +143,8 @@ int run_command(const CommandLine& cli) {
       config.devices, schedule::detect_devices("/dev"));
   auto plan = select::plan_tests(std::get<std::vector<TestCase>>(discovered),
                                  cli.selection, config, schedule::device_counts(inventory));
-  select::order_longest_first(plan.to_run, events::previous_durations(config.state_dir));
+  auto previous = events::previous_durations(config.state_dir);
+  select::order_longest_first(plan.to_run, previous);
 
   if (plan.to_run.empty() && plan.to_skip.empty() && plan.cannot_run.empty() &&
       cli.no_tests != NoTestsPolicy::pass) {
@@ -165,11 +166,17 @@ int run_command(const CommandLine& cli) {
   dispatcher.add(std::move(*journal));
   if (cli.message_format == MessageFormat::json)
     dispatcher.add(std::make_unique<report::JsonLinesReporter>(stdout));
-  else
+  else {
+    const auto style = report::terminal_style(stdout, cli.color);
     dispatcher.add(std::make_unique<report::TerminalReporter>(
         stdout, report::TerminalOptions{rerun_command(cli), 20,
                                         *report::status_level_from_string(cli.status_level),
-                                        *report::status_level_from_string(cli.final_status_level)}));
+                                        *report::status_level_from_string(cli.final_status_level),
+                                        style.color,
+                                        // Tests write to the terminal themselves then.
+                                        style.live_status && !cli.no_capture,
+                                        std::move(previous)}));
+  }
   if (auto github = report::github_reporter_from_environment(stdout))
     dispatcher.add(std::move(github));
   if (config.junit)

@@ -168,6 +168,16 @@ void clean_up_after_dead_runners(const CgroupHierarchy& hierarchy) {
   }
 }
 
+// Threads of this process, each a task the pids controller counts.
+int own_thread_count() {
+  std::error_code error;
+  int threads = 0;
+  for (std::filesystem::directory_iterator it("/proc/self/task", error), end;
+       !error && it != end; it.increment(error))
+    ++threads;
+  return std::max(1, threads);
+}
+
 }  // namespace
 
 std::unique_ptr<CgroupTree> CgroupTree::open() {
@@ -291,14 +301,15 @@ TestCgroup::~TestCgroup() {
 }
 
 bool TestCgroup::spawn_inside(const std::function<void()>& spawn) {
-  // This process counts against pids.max while inside: make room for it.
+  // This process's threads (the live status line has one) count against
+  // pids.max while inside: make room for them.
   const auto set_pids_max = [&](int extra) {
     if (!limits_.max_processes) return;
     for (std::size_t i = 0; i < dirs_.size(); ++i)
       if (hierarchies_[i].pids)
         write_small(dirs_[i] / "pids.max", std::to_string(*limits_.max_processes + extra));
   };
-  set_pids_max(1);
+  set_pids_max(own_thread_count());
   std::size_t moved = 0;
   for (; moved < dirs_.size(); ++moved)
     if (!write_small(dirs_[moved] / "cgroup.procs", "0")) break;

@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
 #include "config/duration.h"
@@ -66,6 +69,17 @@ std::string rerun_command_for(const std::string& prefix, const events::TestFinis
   return fmt::format("{}{} --exact {}", prefix, devices, shell_quote(event.test.id));
 }
 
+TerminalStyle terminal_style(std::FILE* out, std::string_view color_choice) {
+  const char* term = std::getenv("TERM");
+  const char* no_color = std::getenv("NO_COLOR");
+  const bool tty = isatty(fileno(out)) && !(term && std::string_view(term) == "dumb");
+  TerminalStyle style;
+  style.live_status = tty;
+  style.color = color_choice == "always" ||
+                (color_choice == "auto" && tty && (!no_color || !*no_color));
+  return style;
+}
+
 std::optional<StatusLevel> status_level_from_string(std::string_view text) {
   constexpr std::pair<std::string_view, StatusLevel> kLevels[] = {
       {"none", StatusLevel::none}, {"fail", StatusLevel::fail}, {"slow", StatusLevel::slow},
@@ -91,9 +105,50 @@ std::string_view status_label(Outcome outcome) {
   return "?";
 }
 
+TerminalReporter::TerminalReporter(std::FILE* out, TerminalOptions options)
+    : out_(out), options_(std::move(options)) {
+  if (options_.live_status)
+    live_ = std::make_unique<LiveStatus>(out_, options_.color, options_.expected_durations);
+}
+
+TerminalReporter::~TerminalReporter() = default;
+
 void TerminalReporter::report(const events::Event& event) {
+  if (!live_) {
+    std::visit([this](const auto& e) { on(e); }, event);
+    std::fflush(out_);
+    return;
+  }
+  // The status line steps aside for what is printed, then comes back below it.
+  auto lock = live_->begin_output();
   std::visit([this](const auto& e) { on(e); }, event);
-  std::fflush(out_);
+  live_->end_output(event, lock);
+}
+
+std::string TerminalReporter::label(std::string_view text, Tone tone) const {
+  const auto padded = fmt::format("{:>8}", text);
+  if (!options_.color) return padded;
+  const char* colour = "";
+  switch (tone) {
+    case Tone::good: colour = "\x1b[32m"; break;
+    case Tone::notice: colour = "\x1b[33m"; break;
+    case Tone::bad: colour = "\x1b[1;31m"; break;
+    case Tone::dim: colour = "\x1b[2m"; break;
+  }
+  return fmt::format("{}{}\x1b[0m", colour, padded);
+}
+
+std::string TerminalReporter::label(Outcome outcome) const {
+  // Green for a pass, yellow for a skip, bold red for a failure, dim for
+  // what did not run.
+  Tone tone = Tone::bad;
+  switch (summary_bucket(outcome)) {
+    case SummaryBucket::passed: tone = Tone::good; break;
+    case SummaryBucket::skipped: tone = Tone::notice; break;
+    case SummaryBucket::none: tone = Tone::dim; break;
+    case SummaryBucket::failed: break;
+  }
+  return label(status_label(outcome), tone);
 }
 
 void TerminalReporter::on(const events::RunStarted& event) {
@@ -111,7 +166,7 @@ void TerminalReporter::on(const events::TestStarted&) {}
 // A note, not a verdict: the test keeps running until its timeout.
 void TerminalReporter::on(const events::TestSlow& event) {
   if (options_.status_level < StatusLevel::slow) return;
-  fmt::print(out_, "{:>8} [>{:7.3f}s] {}\n", "SLOW", event.elapsed.count() / 1000.0,
+  fmt::print(out_, "{} [>{:7.3f}s] {}\n", label("SLOW", Tone::notice), event.elapsed.count() / 1000.0,
              shown(event.test.id));
 }
 
@@ -132,7 +187,7 @@ void TerminalReporter::on(const events::TestFinished& event) {
   if (result.outcome == Outcome::passed) {
     if (!result.suspicious.empty() && options_.status_level >= StatusLevel::fail) {
       // Passed, but its output says something failed: never quiet about it.
-      fmt::print(out_, "{:>8} [{}] {} (suspicious output)\n", status_label(result.outcome),
+      fmt::print(out_, "{} [{}] {} (suspicious output)\n", label("PASS", Tone::notice),
                  time, id);
       for (const auto& line : result.suspicious)
         fmt::print(out_, "{}| {}\n", kIndent, shown(line));
@@ -143,18 +198,18 @@ void TerminalReporter::on(const events::TestFinished& event) {
     } else if (!result.suspicious.empty()) {
       suspicious_.push_back(id);
     } else if (options_.status_level >= StatusLevel::pass) {
-      fmt::print(out_, "{:>8} [{}] {}\n", status_label(result.outcome), time, id);
+      fmt::print(out_, "{} [{}] {}\n", label(result.outcome), time, id);
     }
     return;
   }
   if (result.outcome == Outcome::skipped) {
     if (options_.status_level < StatusLevel::skip) return;
-    fmt::print(out_, "{:>8} [{}] {}{}\n", status_label(result.outcome), time, id,
+    fmt::print(out_, "{} [{}] {}{}\n", label(result.outcome), time, id,
                result.reason.empty() ? "" : ": " + shown(result.reason));
     return;
   }
   if (options_.status_level >= StatusLevel::fail) {
-    fmt::print(out_, "{:>8} [{}] {}{}\n", status_label(result.outcome), time, id,
+    fmt::print(out_, "{} [{}] {}{}\n", label(result.outcome), time, id,
                result.reason.empty() ? "" : " (" + shown(result.reason) + ")");
     print_failure_block(event);
   }
@@ -257,7 +312,7 @@ void TerminalReporter::on(const events::RunFinished& event) {
   if (level >= StatusLevel::pass) {
     for (const auto& entry : passed_and_skipped_)
       if (entry.outcome == Outcome::passed || level >= StatusLevel::skip)
-        fmt::print(out_, "{:>8} {}{}\n", status_label(entry.outcome), entry.id,
+        fmt::print(out_, "{} {}{}\n", label(entry.outcome), entry.id,
                    entry.detail.empty() ? "" : "  " + entry.detail);
   }
   if (!not_passed_.empty() && level >= StatusLevel::fail) {
@@ -268,7 +323,7 @@ void TerminalReporter::on(const events::RunFinished& event) {
                      [](const auto& a, const auto& b) { return a.outcome < b.outcome; });
     fmt::print(out_, "ranktest: did not pass:\n");
     for (const auto& entry : not_passed_)
-      fmt::print(out_, "{:>8} {:<{}}  {}\n", status_label(entry.outcome),
+      fmt::print(out_, "{} {:<{}}  {}\n", label(entry.outcome),
                  entry.id, width, entry.detail);
   }
   if (counts.interrupted)
@@ -278,7 +333,7 @@ void TerminalReporter::on(const events::RunFinished& event) {
     fmt::print(out_, "ranktest: {} passing test{} printed failure signatures "
                "(suspicious-output), check that nothing was swallowed:\n",
                suspicious_.size(), suspicious_.size() == 1 ? "" : "s");
-    for (const auto& id : suspicious_) fmt::print(out_, "{:>8} {}\n", "SUSPECT", id);
+    for (const auto& id : suspicious_) fmt::print(out_, "{} {}\n", label("SUSPECT", Tone::notice), id);
   }
   for (const auto& [reason, count] : not_run_reasons_)
     fmt::print(out_, "ranktest: {} test{} not run: {}\n", count, count == 1 ? "" : "s",

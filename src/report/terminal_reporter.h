@@ -4,12 +4,16 @@
 // exactly one line "ranktest: N passed, N failed, N skipped".
 #pragma once
 
+#include <chrono>
 #include <cstdio>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "events/reporter.h"
+#include "report/live_status.h"
 
 namespace ranktest::report {
 
@@ -26,12 +30,18 @@ struct TerminalOptions {
   StatusLevel status_level = StatusLevel::skip;
   // At the end, before the summary line: which tests are listed again.
   StatusLevel final_status_level = StatusLevel::fail;
+  // Colours for the status labels (a TTY without NO_COLOR; --color).
+  bool color = false;
+  // The live status line at the bottom (a TTY; not with --no-capture).
+  bool live_status = false;
+  // Each test's duration in the previous run: the live line's ETA.
+  std::map<std::string, std::chrono::milliseconds> expected_durations;
 };
 
 class TerminalReporter final : public events::Reporter {
  public:
-  TerminalReporter(std::FILE* out, TerminalOptions options)
-      : out_(out), options_(std::move(options)) {}
+  TerminalReporter(std::FILE* out, TerminalOptions options);
+  ~TerminalReporter() override;
   std::string_view name() const override { return "terminal"; }
   void report(const events::Event& event) override;
 
@@ -43,6 +53,10 @@ class TerminalReporter final : public events::Reporter {
   void on(const events::RunFinished& event);
   void print_failure_block(const events::TestFinished& event);
   void print_hints(const TestResult& result);
+  // The status label right-aligned in 8 columns, coloured when colours are on.
+  enum class Tone { good, notice, bad, dim };
+  std::string label(std::string_view text, Tone tone) const;
+  std::string label(Outcome outcome) const;
 
   struct NotPassed {
     Outcome outcome;
@@ -52,12 +66,22 @@ class TerminalReporter final : public events::Reporter {
 
   std::FILE* out_;
   TerminalOptions options_;
+  std::unique_ptr<LiveStatus> live_;
   std::vector<NotPassed> not_passed_;
   std::vector<NotPassed> passed_and_skipped_;  // for final-status-level pass and above
   std::vector<std::string> suspicious_;  // ids of passes with failure signatures
   // Why tests were not run, with how many, in the order first seen.
   std::vector<std::pair<std::string, std::size_t>> not_run_reasons_;
 };
+
+// What the terminal on `out` gets: colours with --color always, or with auto
+// on a TTY (TERM not "dumb") when NO_COLOR is unset or empty; the live status
+// line on such a TTY (drawn without escape sequences under NO_COLOR).
+struct TerminalStyle {
+  bool color = false;
+  bool live_status = false;
+};
+TerminalStyle terminal_style(std::FILE* out, std::string_view color_choice);
 
 // 'text' quoted for a POSIX shell.
 std::string shell_quote(const std::string& text);
