@@ -2,19 +2,30 @@
 // outcomes the README promises.
 #include <gtest/gtest.h>
 
+#include <set>
+#include <stdlib.h>
+
 #include "harness.h"
 
 namespace ranktest::testing {
 namespace {
 
+// One run of the examples writes every format; each is checked here for
+// agreeing with the journal (each has its own detailed tests elsewhere).
 TEST(Examples, EveryExampleEndsAsDocumented) {
   Workdir dir;
   const std::string examples = EXAMPLES_BINARY_DIR;
+  const auto summary = dir.path() / "summary.md";
+  setenv("GITHUB_ACTIONS", "true", 1);
+  setenv("GITHUB_STEP_SUMMARY", summary.c_str(), 1);
   const auto run = run_ranktest(
       dir, {"run", "--config", RANKTEST_SOURCE_DIR "/examples/ranktest.toml",
             "--state-dir", (dir.path() / ".ranktest").string(), "--junit", "junit.xml",
+            "--html", "report.html", "--trace", "trace.json",
             examples + "/arithmetic_test", examples + "/crash_test",
             examples + "/slow_test", examples + "/collective_test"});
+  unsetenv("GITHUB_ACTIONS");
+  unsetenv("GITHUB_STEP_SUMMARY");
   EXPECT_EQ(run.exit_code, 1) << run.err;
   EXPECT_EQ(run.last_out_line(), "ranktest: 10 passed, 6 failed, 2 skipped") << run.out;
   const auto finished = run.finished();
@@ -33,6 +44,34 @@ TEST(Examples, EveryExampleEndsAsDocumented) {
   EXPECT_EQ(shard["root_cause_rank"], 2);
   EXPECT_EQ(shard["ranks"].size(), 4u);
   EXPECT_EQ(outcome("collective_test::Collective.EveryRankJoinsTheBarrier"), "timed-out");
+
+  // The other formats of the same run.
+  std::size_t not_passed = 0, started = 0;
+  for (const auto& [id, event] : finished) {
+    const auto result = event["result"]["outcome"].get<std::string>();
+    if (result != "passed" && result != "skipped") ++not_passed;
+    if (event["attempt"] != 0) ++started;
+  }
+  std::size_t annotations = 0;
+  for (auto at = run.out.find("::error file="); at != std::string::npos;
+       at = run.out.find("::error file=", at + 1))
+    ++annotations;
+  EXPECT_EQ(annotations, not_passed) << run.out;
+  EXPECT_NE(read_file(summary).find("### ranktest: 10 passed, 6 failed, 2 skipped"),
+            std::string::npos);
+  std::size_t junit_cases = 0;
+  const auto junit = read_file(dir.path() / "junit.xml");
+  for (auto at = junit.find("<testcase "); at != std::string::npos; at = junit.find("<testcase ", at + 1))
+    ++junit_cases;
+  EXPECT_EQ(junit_cases, finished.size());
+  const auto trace = nlohmann::json::parse(read_file(dir.path() / "trace.json"));
+  std::set<std::string> traced;
+  for (const auto& event : trace["traceEvents"])
+    if (event["ph"] == "X") traced.insert(event["name"].get<std::string>());
+  EXPECT_EQ(traced.size(), started);
+  const auto html = read_file(dir.path() / "report.html");
+  for (const auto& [id, event] : finished)
+    EXPECT_NE(html.find("\"id\":\"" + id + "\""), std::string::npos) << id;
 }
 
 // The PyTorch examples (gloo on CPU), run by the same configuration as the
