@@ -69,6 +69,10 @@ int main(int argc, char** argv) {
   run->add_flag("--audit-children", cli.audit_children,
                 "trace every process tests start; a pass whose child crashed or exited "
                 "non-zero is child-failed");
+  run->add_option("--retries", cli.retries,
+                  "run a failing test again up to N times; one that then passes is flaky "
+                  "(sets the default; overrides still win)")
+      ->check(CLI::Range(0, 100));
   run->add_flag("--recollect", cli.recollect,
                 "collect pytest suites afresh instead of reusing the cached collection");
   run->add_flag("--no-capture", cli.no_capture,

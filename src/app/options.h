@@ -26,6 +26,7 @@ struct CommandLine {
   std::optional<config::Duration> timeout;
   bool fail_fast = false;
   bool audit_children = false;
+  std::optional<int> retries;  // --retries: every test's default
   bool recollect = false;  // ignore cached pytest collections  // the default for every test; overrides may say otherwise
   bool no_capture = false;
   std::optional<std::filesystem::path> junit;

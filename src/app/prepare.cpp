@@ -43,6 +43,7 @@ std::variant<config::Config, Failure> load_configuration(const CommandLine& cli)
   if (cli.timeout) config.timeout = *cli.timeout;
   if (cli.fail_fast) config.fail_fast = true;
   if (cli.audit_children) config.defaults.audit_children = true;
+  if (cli.retries) config.defaults.retries = *cli.retries;
   if (cli.junit) config.junit = *cli.junit;
   if (cli.html) config.html = *cli.html;
   if (cli.state_dir) config.state_dir = *cli.state_dir;

@@ -68,6 +68,9 @@ int report_command(const CommandLine& cli, const std::filesystem::path& run_dir)
   const auto& started = std::get<events::RunStarted>(journal_events.front());
   std::map<std::pair<std::string, int>, events::TestStarted> unfinished;
   std::set<std::string> seen;  // tests with any event after run-started
+  // Tests whose last attempt failed and was to be retried: if the journal
+  // ends there, the retry never ran.
+  std::map<std::string, events::TestFinished> awaiting_retry;
   std::optional<events::RunFinished> end;
   events::Counts counts;
   events::TimePoint last = started.time;
@@ -76,6 +79,7 @@ int report_command(const CommandLine& cli, const std::filesystem::path& run_dir)
                    [&](const events::RunStarted&) { dispatcher.dispatch(event); },
                    [&](const events::TestStarted& e) {
                      seen.insert(e.test.id);
+                     awaiting_retry.erase(e.test.id);
                      unfinished[{e.test.id, e.attempt}] = e;
                      last = e.time;
                      dispatcher.dispatch(event);
@@ -84,7 +88,9 @@ int report_command(const CommandLine& cli, const std::filesystem::path& run_dir)
                    [&](const events::TestFinished& e) {
                      seen.insert(e.test.id);
                      unfinished.erase({e.test.id, e.attempt});
-                     counts.add(e.result.outcome);
+                     if (e.retrying) awaiting_retry[e.test.id] = e;
+                     else awaiting_retry.erase(e.test.id);
+                     counts.add(e, started.flaky_fails);
                      last = e.time;
                      dispatcher.dispatch(event);
                    },
@@ -99,6 +105,15 @@ int report_command(const CommandLine& cli, const std::filesystem::path& run_dir)
     dispatcher.dispatch(events::TestFinished{e.run_id, last, e.test, e.attempt,
                                              e.placement, result});
   }
+  // Retries the runner did not live to start.
+  if (!end)
+    for (const auto& [id, e] : awaiting_retry) {
+      TestResult result;
+      result.outcome = Outcome::not_run;
+      result.reason = std::string(kRunnerDied) + " before its retry";
+      counts.add(result.outcome);
+      dispatcher.dispatch(events::TestFinished{e.run_id, last, e.test, 0, {}, result});
+    }
   // Tests the run meant to start that the journal never mentions again.
   std::size_t never_started = 0;
   if (!end)

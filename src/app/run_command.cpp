@@ -54,8 +54,8 @@ events::Placement placement_of(const schedule::Grant& grant) {
 // Turns what the scheduler does into events, and counts outcomes.
 class RunRecorder final : public schedule::ScheduleObserver {
  public:
-  RunRecorder(std::string run_id, events::Dispatcher& dispatcher)
-      : run_id_(std::move(run_id)), dispatcher_(dispatcher) {}
+  RunRecorder(std::string run_id, events::Dispatcher& dispatcher, bool flaky_fails)
+      : run_id_(std::move(run_id)), dispatcher_(dispatcher), flaky_fails_(flaky_fails) {}
 
   void test_started(const select::PlannedTest& test,
                     const schedule::Assignment& assignment) override {
@@ -66,7 +66,7 @@ class RunRecorder final : public schedule::ScheduleObserver {
   void test_finished(const select::PlannedTest& test,
                      const schedule::Finished& finished) override {
     record(test.test, finished.assignment.attempt,
-           placement_of(finished.assignment.grant), finished.result);
+           placement_of(finished.assignment.grant), finished.result, finished.retrying);
   }
   void test_slow(const select::PlannedTest& test,
                  const schedule::SlowNotice& notice) override {
@@ -96,14 +96,16 @@ class RunRecorder final : public schedule::ScheduleObserver {
 
  private:
   void record(const TestCase& test, int attempt, events::Placement placement,
-              const TestResult& result) {
-    counts_.add(result.outcome);
-    dispatcher_.dispatch(events::TestFinished{run_id_, Clock::now(), info_of(test),
-                                              attempt, std::move(placement), result});
+              const TestResult& result, bool retrying = false) {
+    const events::TestFinished event{run_id_, Clock::now(), info_of(test), attempt,
+                                     std::move(placement), result, retrying};
+    counts_.add(event, flaky_fails_);
+    dispatcher_.dispatch(event);
   }
 
   std::string run_id_;
   events::Dispatcher& dispatcher_;
+  bool flaky_fails_;
   events::Counts counts_;
 };
 
@@ -207,8 +209,9 @@ int run_command(const CommandLine& cli) {
         std::vector<events::TestInfo> planned;
         for (const auto& test : plan.to_run) planned.push_back(info_of(test.test));
         return planned;
-      }()});
-  RunRecorder recorder(folder->run_id(), dispatcher);
+      }(),
+      config.flaky_fails});
+  RunRecorder recorder(folder->run_id(), dispatcher, config.flaky_fails);
   for (const auto& test : plan.to_skip) recorder.test_skipped(test);
   for (const auto& entry : plan.cannot_run) recorder.test_cannot_run(entry);
 

@@ -56,6 +56,10 @@ struct TestSettings {
   // Limits on the test's cgroup, where ranktest can create one.
   std::optional<int> max_processes;
   std::optional<std::uint64_t> max_memory;
+  // A failing test runs again up to this many times, after this delay; one
+  // that then passes is flaky.
+  std::optional<int> retries;
+  std::optional<Duration> retry_delay;
 };
 
 // Devices by kind, each with the ids the framework knows them by
@@ -83,9 +87,12 @@ struct Config {
   std::filesystem::path state_dir = ".ranktest";
   std::optional<std::filesystem::path> junit;
   std::optional<std::filesystem::path> html;  // the HTML report
-  // Top-level audit-children, max-processes and max-memory: every test's
-  // default, which [[override]] entries refine.
+  // Top-level audit-children, max-processes, max-memory, retries and
+  // retry-delay: every test's default, which [[override]] entries refine.
   TestSettings defaults;
+  // flaky = "fail": a test that failed, then passed on a retry, fails the
+  // run (it is counted failed); "pass" (the default): it passes, shown apart.
+  bool flaky_fails = false;
 
   DeviceInventory devices;  // only what [devices] says
   // Text that, in a passing test's output, suggests a failure was swallowed.

@@ -20,7 +20,8 @@ const std::vector<std::string>& KnownKeys::top_level() {
   static const std::vector<std::string> keys{
       "jobs",  "timeout", "slow", "grace-period", "fail-fast", "state-dir",
       "junit", "html", "max-output", "devices", "port-range", "suspicious-output", "audit-children",
-      "max-processes", "max-memory", "source", "override", "hint"};
+      "max-processes", "max-memory", "retries", "retry-delay", "flaky", "source", "override",
+      "hint"};
   return keys;
 }
 const std::vector<std::string>& KnownKeys::source() {
@@ -31,7 +32,7 @@ const std::vector<std::string>& KnownKeys::source() {
 const std::vector<std::string>& KnownKeys::override_table() {
   static const std::vector<std::string> keys{
       "filter", "timeout", "slow", "ranks", "devices", "exclusive", "labels", "leak",
-      "audit-children", "max-processes", "max-memory"};
+      "audit-children", "max-processes", "max-memory", "retries", "retry-delay"};
   return keys;
 }
 const std::vector<std::string>& KnownKeys::device_kinds() {
@@ -146,6 +147,17 @@ class TableReader {
       if (*bytes == 0) return wrong_type("max-memory", *node, "a size above 0");
       settings.max_memory = *bytes;
     }
+    if (const auto* node = table.get("retries")) {
+      const auto count = node->value<int64_t>();
+      if (!node->is_integer() || *count < 0 || *count > 100)
+        return wrong_type("retries", *node, "an integer from 0 to 100");
+      settings.retries = static_cast<int>(*count);
+    }
+    if (const auto* node = table.get("retry-delay")) {
+      auto delay = duration("retry-delay", *node);
+      if (!delay) return delay.error();
+      settings.retry_delay = *delay;
+    }
     return std::nullopt;
   }
 
@@ -242,6 +254,12 @@ std::optional<Error> read_top_level(const toml::table& table,
     config.max_output = *bytes;
   }
   if (auto error = reader.limits(table, config.defaults)) return error;
+  if (const auto* node = table.get("flaky")) {
+    const auto* text = node->as_string();
+    if (!text || (text->get() != "pass" && text->get() != "fail"))
+      return reader.wrong_type("flaky", *node, "\"pass\" or \"fail\"");
+    config.flaky_fails = text->get() == "fail";
+  }
   if (const auto* node = table.get("suspicious-output")) {
     auto signatures = reader.strings("suspicious-output", *node);
     if (!signatures) return signatures.error();

@@ -26,6 +26,20 @@ void Counts::add(Outcome outcome) {
   }
 }
 
+bool is_flaky(const TestFinished& event) {
+  return !event.retrying && event.attempt > 1 && event.result.outcome == Outcome::passed;
+}
+
+void Counts::add(const TestFinished& event, bool flaky_fails) {
+  if (event.retrying) return;
+  if (is_flaky(event)) {
+    ++flaky;
+    ++(flaky_fails ? failed : passed);
+    return;
+  }
+  add(event.result.outcome);
+}
+
 std::string format_time(TimePoint time) {
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                       time.time_since_epoch()) % 1000;
@@ -136,6 +150,7 @@ Json to_json(const Event& event) {
                     {"filtered_out", e.filtered_out},
                     {"jobs", e.jobs},
                     {"isolation", utf8(e.isolation)},
+                    {"flaky", e.flaky_fails ? "fail" : "pass"},
                     {"planned", [&] {
                        Json planned = Json::array();
                        for (const auto& test : e.planned) planned.push_back(test_json(test));
@@ -162,6 +177,8 @@ Json to_json(const Event& event) {
                     {"test", test_json(e.test)},
                     {"attempt", e.attempt},
                     {"placement", placement_json(e.placement)},
+                    {"retrying", e.retrying},
+                    {"flaky", is_flaky(e)},
                     {"result", result_json(e.result)}};
           },
           [](const RunFinished& e) -> Json {
@@ -172,7 +189,8 @@ Json to_json(const Event& event) {
                       {"failed", e.counts.failed},
                       {"skipped", e.counts.skipped},
                       {"not_run", e.counts.not_run},
-                      {"interrupted", e.counts.interrupted}}},
+                      {"interrupted", e.counts.interrupted},
+                      {"flaky", e.counts.flaky}}},
                     {"duration_ms", e.duration.count()},
                     {"cancel_reason", e.cancel_reason},
                     {"exit_code", e.exit_code}};

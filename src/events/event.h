@@ -42,6 +42,8 @@ struct RunStarted {
   // Every test the run means to start, so that a journal cut short by a
   // SIGKILL still names the tests that never started.
   std::vector<TestInfo> planned;
+  // flaky = "fail": a test that passed on a retry is counted failed.
+  bool flaky_fails = false;
 };
 
 // Where a started test ran: what it held from the resource pool.
@@ -75,7 +77,12 @@ struct TestFinished {
   int attempt = 1;  // 0: the test was never started
   Placement placement;
   TestResult result;
+  // This attempt failed and the test runs again: not its verdict yet.
+  bool retrying = false;
 };
+
+// The test failed, then passed on a retry (the last attempt passed).
+bool is_flaky(const TestFinished& event);
 
 struct Counts {
   std::size_t passed = 0;
@@ -83,7 +90,12 @@ struct Counts {
   std::size_t skipped = 0;
   std::size_t not_run = 0;      // never started: fail-fast, interruption
   std::size_t interrupted = 0;  // started, then stopped by an interruption
+  // Passed on a retry after failing; also in `passed`, or in `failed` under
+  // flaky = "fail".
+  std::size_t flaky = 0;
   void add(Outcome outcome);
+  // A test's verdict: nothing for an attempt that is retried.
+  void add(const TestFinished& event, bool flaky_fails);
 };
 
 struct RunFinished {

@@ -139,7 +139,8 @@ std::optional<Event> event_from_json(const nlohmann::json& json) {
                         if (json.contains("planned") && json["planned"].is_array())
                           for (const auto& test : json["planned"]) planned.push_back(test_of(test));
                         return planned;
-                      }()};
+                      }(),
+                      text(json, "flaky") == "fail"};
   }
   if (kind == "test-started") {
     return TestStarted{run_id, time, test_of(json.value("test", Json())),
@@ -155,7 +156,8 @@ std::optional<Event> event_from_json(const nlohmann::json& json) {
     return TestFinished{run_id, time, test_of(json.value("test", Json())),
                         static_cast<int>(number(json, "attempt", 1)),
                         placement_of(json.value("placement", Json())),
-                        result_of(json.value("result", Json()))};
+                        result_of(json.value("result", Json())),
+                        json.value("retrying", false)};
   }
   if (kind == "run-finished") {
     RunFinished finished{run_id, time, {}, std::chrono::milliseconds(number(json, "duration_ms")),
@@ -166,6 +168,7 @@ std::optional<Event> event_from_json(const nlohmann::json& json) {
     finished.counts.skipped = static_cast<std::size_t>(number(counts, "skipped"));
     finished.counts.not_run = static_cast<std::size_t>(number(counts, "not_run"));
     finished.counts.interrupted = static_cast<std::size_t>(number(counts, "interrupted"));
+    finished.counts.flaky = static_cast<std::size_t>(number(counts, "flaky"));
     return finished;
   }
   return std::nullopt;

@@ -60,6 +60,17 @@ void GithubReporter::report(const events::Event& event) {
           [](const events::TestSlow&) {},
           [this](const events::TestFinished& e) {
             const auto& result = e.result;
+            if (e.retrying) return;  // the verdict comes with the last attempt
+            if (events::is_flaky(e)) {
+              fmt::print(out_, "::warning title={}::{}\n",
+                         github_escape_property("flaky " + e.test.id),
+                         github_escape_data(fmt::format(
+                             "failed, then passed on attempt {}", e.attempt)));
+              not_passed_.push_back({"flaky", e.test.id,
+                                     fmt::format("passed on attempt {}", e.attempt)});
+              std::fflush(out_);
+              return;
+            }
             const bool failed = is_failure(result.outcome);
             if (!failed && result.suspicious.empty()) return;
             std::string properties;
@@ -94,6 +105,9 @@ void GithubReporter::report(const events::Event& event) {
             std::ofstream summary(*summary_path_, std::ios::app);
             summary << fmt::format("### ranktest: {} passed, {} failed, {} skipped\n\n",
                                    e.counts.passed, e.counts.failed, e.counts.skipped);
+            if (e.counts.flaky)
+              summary << fmt::format("{} flaky (failed, then passed on a retry)\n\n",
+                                     e.counts.flaky);
             if (e.counts.not_run + e.counts.interrupted > 0)
               summary << fmt::format("{} not run, {} interrupted{}\n\n", e.counts.not_run,
                                      e.counts.interrupted,

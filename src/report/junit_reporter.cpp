@@ -54,21 +54,46 @@ std::string output_text(const TestResult& result) {
   return out + tail.bytes;
 }
 
-void add_result(pugi::xml_node testcase, const TestResult& result) {
-  const auto message_of = [&] {
-    if (!result.failures.empty()) {
-      const auto& failure = result.failures.front();
-      const auto text = first_line(failure.text);
-      return failure.location
-                 ? fmt::format("{}:{}: {}", failure.location->file,
-                               failure.location->line, text)
-                 : text;
-    }
-    return result.reason.empty() ? std::string(to_string(result.outcome))
-                                 : result.reason;
-  };
+// The one-line message of a failure: its first line at file:line, or why.
+std::string message_of(const TestResult& result) {
+  if (!result.failures.empty()) {
+    const auto& failure = result.failures.front();
+    const auto text = first_line(failure.text);
+    return failure.location
+               ? fmt::format("{}:{}: {}", failure.location->file,
+                             failure.location->line, text)
+               : text;
+  }
+  return result.reason.empty() ? std::string(to_string(result.outcome)) : result.reason;
+}
+
+// Earlier failed attempts of a test that was retried, as Maven Surefire
+// writes them (Jenkins, GitLab and others read these): flakyFailure /
+// flakyError when the test then passed, rerunFailure / rerunError when it
+// failed every time.
+void add_earlier_attempts(pugi::xml_node testcase, const TestResult& final_result,
+                          const std::vector<const events::TestFinished*>& earlier) {
+  const bool flaky = final_result.outcome == Outcome::passed;
+  for (const auto* attempt : earlier) {
+    const auto& result = attempt->result;
+    const bool assertion = result.outcome == Outcome::failed || result.outcome == Outcome::leaked ||
+                           result.outcome == Outcome::child_failed;
+    const char* name = flaky ? (assertion ? "flakyFailure" : "flakyError")
+                             : (assertion ? "rerunFailure" : "rerunError");
+    auto element = testcase.append_child(name);
+    element.append_attribute("message") = xml(message_of(result)).c_str();
+    element.append_attribute("type") = std::string(to_string(result.outcome)).c_str();
+    element.append_child("stackTrace").text() = xml(failure_text(result)).c_str();
+    const auto output = output_text(result);
+    if (!output.empty()) element.append_child("system-out").text() = xml(output).c_str();
+  }
+}
+
+void add_result(pugi::xml_node testcase, const TestResult& result,
+                const std::vector<const events::TestFinished*>& earlier) {
   switch (result.outcome) {
     case Outcome::passed:
+      add_earlier_attempts(testcase, result, earlier);
       if (!result.suspicious.empty()) {
         std::string note = "ranktest: suspicious output in a passing test:\n";
         for (const auto& line : result.suspicious) note += line + "\n";
@@ -82,13 +107,14 @@ void add_result(pugi::xml_node testcase, const TestResult& result) {
                               ? "not run: " + result.reason
                               : result.reason;
       skipped.append_attribute("message") = xml(reason).c_str();
+      add_earlier_attempts(testcase, result, earlier);  // a retry cut short
       return;
     }
     case Outcome::failed:
     case Outcome::leaked:
     case Outcome::child_failed: {
       auto failure = testcase.append_child("failure");
-      failure.append_attribute("message") = xml(message_of()).c_str();
+      failure.append_attribute("message") = xml(message_of(result)).c_str();
       failure.append_attribute("type") = std::string(to_string(result.outcome)).c_str();
       failure.text() = xml(failure_text(result)).c_str();
       break;
@@ -98,12 +124,13 @@ void add_result(pugi::xml_node testcase, const TestResult& result) {
     case Outcome::error:
     case Outcome::interrupted: {
       auto error = testcase.append_child("error");
-      error.append_attribute("message") = xml(message_of()).c_str();
+      error.append_attribute("message") = xml(message_of(result)).c_str();
       error.append_attribute("type") = std::string(to_string(result.outcome)).c_str();
       error.text() = xml(failure_text(result)).c_str();
       break;
     }
   }
+  add_earlier_attempts(testcase, result, earlier);
   const auto output = output_text(result);
   if (!output.empty())
     testcase.append_child("system-out").text() = xml(output).c_str();
@@ -158,10 +185,15 @@ void JunitReporter::on(const events::RunFinished& event) {
   auto root = document.append_child("testsuites");
   root.append_attribute("name") = "ranktest";
 
+  // A test's verdict is its last attempt; the retried ones go inside it.
+  std::map<std::string, std::vector<const events::TestFinished*>> retried;
+  for (const auto& result : results_)
+    if (result.retrying) retried[result.test.id].push_back(&result);
   // Sources in the order their first test finished; tests in finish order.
   std::vector<std::string> order;
   std::map<std::string, std::vector<const events::TestFinished*>> by_source;
   for (const auto& result : results_) {
+    if (result.retrying) continue;
     auto& list = by_source[result.test.source];
     if (list.empty()) order.push_back(result.test.source);
     list.push_back(&result);
@@ -195,7 +227,10 @@ void JunitReporter::on(const events::RunFinished& event) {
         testcase.append_attribute("file") = xml(finished->test.location->file).c_str();
         testcase.append_attribute("line") = finished->test.location->line;
       }
-      add_result(testcase, finished->result);
+      const auto earlier = retried.find(finished->test.id);
+      add_result(testcase, finished->result,
+                 earlier == retried.end() ? std::vector<const events::TestFinished*>{}
+                                          : earlier->second);
     }
   }
   all.write(root);

@@ -169,7 +169,8 @@ void LiveStatus::end_output(const events::Event& event, std::unique_lock<std::mu
           [](const events::TestSlow&) {},
           [&](const events::TestFinished& e) {
             running_.erase({e.test.id, e.attempt});
-            if (e.attempt == 0) return;  // skipped or never started: not in the count
+            // Skipped, never started, or to be retried: not (yet) in the count.
+            if (e.attempt == 0 || e.retrying) return;
             ++done_;
             if (is_failure(e.result.outcome)) ++failed_;
             finished_sum_ += e.result.duration;

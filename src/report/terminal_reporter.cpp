@@ -152,6 +152,7 @@ std::string TerminalReporter::label(Outcome outcome) const {
 }
 
 void TerminalReporter::on(const events::RunStarted& event) {
+  flaky_fails_ = event.flaky_fails;
   std::string extra;
   if (event.tests_to_skip) extra += fmt::format(", {} skipped", event.tests_to_skip);
   if (event.filtered_out) extra += fmt::format(", {} filtered out", event.filtered_out);
@@ -182,6 +183,23 @@ void TerminalReporter::on(const events::TestFinished& event) {
   }
   const std::string time =
       event.attempt == 0 ? std::string(10, ' ') : seconds(result.duration);
+  if (event.retrying) {
+    // Not the verdict yet, but why it failed is what makes a test flaky.
+    if (options_.status_level < StatusLevel::fail) return;
+    fmt::print(out_, "{} [{}] {} (attempt {} {}{}; runs again)\n", label("RETRY", Tone::notice),
+               time, id, event.attempt, to_string(result.outcome),
+               result.reason.empty() ? "" : ": " + shown(result.reason));
+    print_failure_block(event);
+    return;
+  }
+  if (events::is_flaky(event)) {
+    if (options_.status_level >= StatusLevel::fail)
+      fmt::print(out_, "{} [{}] {} (passed on attempt {})\n",
+                 label("FLAKY", flaky_fails_ ? Tone::bad : Tone::notice), time, id,
+                 event.attempt);
+    flaky_.push_back({result.outcome, id, fmt::format("passed on attempt {}", event.attempt)});
+    return;
+  }
   if (result.outcome == Outcome::passed || result.outcome == Outcome::skipped)
     passed_and_skipped_.push_back({result.outcome, id, shown(result.reason)});
   if (result.outcome == Outcome::passed) {
@@ -325,6 +343,14 @@ void TerminalReporter::on(const events::RunFinished& event) {
     for (const auto& entry : not_passed_)
       fmt::print(out_, "{} {:<{}}  {}\n", label(entry.outcome),
                  entry.id, width, entry.detail);
+  }
+  if (!flaky_.empty()) {
+    fmt::print(out_, "ranktest: {} flaky test{} (failed, then passed on a retry){}:\n",
+               flaky_.size(), flaky_.size() == 1 ? "" : "s",
+               flaky_fails_ ? "; counted failed (flaky = \"fail\")" : "");
+    for (const auto& entry : flaky_)
+      fmt::print(out_, "{} {}  {}\n", label("FLAKY", flaky_fails_ ? Tone::bad : Tone::notice),
+                 entry.id, entry.detail);
   }
   if (counts.interrupted)
     fmt::print(out_, "ranktest: {} test{} interrupted\n", counts.interrupted,

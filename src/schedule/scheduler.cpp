@@ -1,7 +1,9 @@
 #include "schedule/scheduler.h"
 
 #include <algorithm>
+#include <chrono>
 #include <list>
+#include <thread>
 
 namespace ranktest::schedule {
 namespace {
@@ -22,58 +24,89 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
                             TestRunner& runner, ScheduleObserver& observer) {
   ScheduleResult result;
   std::list<std::size_t> pending = start_order(plan);
+  // Failed tests waiting to run again: which, which attempt, not before when.
+  struct Retry {
+    std::size_t index;
+    int attempt;
+    std::chrono::steady_clock::time_point not_before;
+  };
+  std::list<Retry> retries;
   std::size_t running = 0;
   bool exclusive_running = false;
 
   const auto cancel = [&](CancelReason reason) {
     result.cancel = std::max(result.cancel, reason);
   };
+  // Starts `index` if it fits now; false when it must wait.
+  const auto try_start = [&](std::size_t index, int attempt) {
+    const auto& test = plan[index];
+    if (exclusive_running) return false;
+    if (test.settings.exclusive && running > 0) return false;
+    ResourcePool::Shortage shortage;
+    auto grant = resources.try_acquire(test.settings, shortage);
+    if (!grant) {
+      if (shortage == ResourcePool::Shortage::no_port && running == 0) {
+        // Nothing of ours holds a port: something else has them all.
+        TestResult error;
+        error.outcome = Outcome::error;
+        error.reason = "no free port in the port range (see port-range)";
+        observer.test_finished(test, Finished{Assignment{index, 0, {}}, error});
+        return true;
+      }
+      return false;
+    }
+    const Assignment assignment{index, attempt, std::move(*grant)};
+    ++running;
+    exclusive_running = test.settings.exclusive;
+    observer.test_started(test, assignment);
+    runner.start(test, assignment);
+    return true;
+  };
   const auto start_what_fits = [&] {
+    // Retries first: a flaky test's verdict should not wait for the suite.
+    const auto now = std::chrono::steady_clock::now();
+    for (auto it = retries.begin(); it != retries.end();) {
+      if (it->not_before <= now && try_start(it->index, it->attempt)) it = retries.erase(it);
+      else ++it;
+    }
     for (auto it = pending.begin(); it != pending.end();) {
-      const auto& test = plan[*it];
       if (exclusive_running) return;
       // An exclusive test waits for the others to finish and holds back
       // everything behind it meanwhile (they are all at the front).
-      if (test.settings.exclusive && running > 0) return;
-      ResourcePool::Shortage shortage;
-      auto grant = resources.try_acquire(test.settings, shortage);
-      if (!grant) {
-        if (shortage == ResourcePool::Shortage::no_port && running == 0) {
-          // Nothing of ours holds a port: something else has them all.
-          TestResult error;
-          error.outcome = Outcome::error;
-          error.reason = "no free port in the port range (see port-range)";
-          observer.test_finished(test, Finished{Assignment{*it, 0, {}}, error});
-          it = pending.erase(it);
-          continue;
-        }
-        ++it;
-        continue;
-      }
-      const Assignment assignment{*it, 1, std::move(*grant)};
-      ++running;
-      exclusive_running = test.settings.exclusive;
-      observer.test_started(test, assignment);
-      runner.start(test, assignment);
-      it = pending.erase(it);
+      if (plan[*it].settings.exclusive && running > 0) return;
+      if (try_start(*it, 1)) it = pending.erase(it);
+      else ++it;
     }
   };
 
   for (;;) {
     if (result.cancel == CancelReason::none) start_what_fits();
-    if (running == 0) break;
+    if (running == 0) {
+      if (retries.empty() || result.cancel != CancelReason::none) break;
+      // Only retries are left, waiting out their delay.
+      const auto next = std::min_element(retries.begin(), retries.end(), [](const auto& a, const auto& b) {
+        return a.not_before < b.not_before;
+      });
+      std::this_thread::sleep_until(next->not_before);
+      continue;
+    }
 
     const RunnerWakeup wakeup = runner.wait();
     for (const auto& notice : wakeup.slow)
       observer.test_slow(plan[notice.assignment.test_index], notice);
-    for (const auto& finished : wakeup.finished) {
+    for (auto finished : wakeup.finished) {
       resources.release(finished.assignment.grant);
       --running;
-      if (plan[finished.assignment.test_index].settings.exclusive)
-        exclusive_running = false;
-      observer.test_finished(plan[finished.assignment.test_index], finished);
-      if (options.fail_fast && is_failure(finished.result.outcome))
-        cancel(CancelReason::fail_fast);
+      const auto& test = plan[finished.assignment.test_index];
+      if (test.settings.exclusive) exclusive_running = false;
+      const bool failed = is_failure(finished.result.outcome);
+      finished.retrying = failed && result.cancel == CancelReason::none &&
+                          finished.assignment.attempt <= test.settings.retries;
+      if (finished.retrying)
+        retries.push_back({finished.assignment.test_index, finished.assignment.attempt + 1,
+                           std::chrono::steady_clock::now() + test.settings.retry_delay});
+      observer.test_finished(test, finished);
+      if (options.fail_fast && failed && !finished.retrying) cancel(CancelReason::fail_fast);
     }
     if (wakeup.interrupt_signal && !result.interrupt_signal) {
       result.interrupt_signal = wakeup.interrupt_signal;
@@ -85,6 +118,8 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
   const std::string reason = result.cancel == CancelReason::interrupted
                                  ? "the run was interrupted"
                                  : "--fail-fast stopped the run";
+  for (const auto& retry : retries)
+    observer.test_not_run(plan[retry.index], reason + " before its retry");
   for (const auto index : pending) observer.test_not_run(plan[index], reason);
   return result;
 }

@@ -22,6 +22,9 @@ struct Assignment {
 struct Finished {
   Assignment assignment;
   TestResult result;
+  // Set by the scheduler: this attempt failed and the test runs again
+  // (retries). The last attempt of a test is the one that counts.
+  bool retrying = false;
 };
 
 // A test still running after another `slow` period.
@@ -79,7 +82,9 @@ struct ScheduleResult {
 // Starts each test once everything it needs is free, in this order:
 // exclusive tests first, one at a time with nothing beside them, then the
 // rest in plan order, a later test starting ahead of an earlier one that
-// does not fit yet. Every test is started, or reported not run, exactly once.
+// does not fit yet. Every test is started, or reported not run, exactly once;
+// a test that fails is started again, up to its `retries`, each time after
+// its `retry_delay`, ahead of tests not started yet.
 ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
                             const ScheduleOptions& options, ResourcePool& resources,
                             TestRunner& runner, ScheduleObserver& observer);

@@ -41,6 +41,8 @@ ResolvedSettings resolve_settings(const config::Config& config,
     take(chosen.audit_children, entry.settings.audit_children);
     take(chosen.max_processes, entry.settings.max_processes);
     take(chosen.max_memory, entry.settings.max_memory);
+    take(chosen.retries, entry.settings.retries);
+    take(chosen.retry_delay, entry.settings.retry_delay);
   }
   // Then what the test declares in its own source.
   take(chosen.ranks, test.declared.ranks);
@@ -50,6 +52,8 @@ ResolvedSettings resolve_settings(const config::Config& config,
   take(chosen.audit_children, config.defaults.audit_children);
   take(chosen.max_processes, config.defaults.max_processes);
   take(chosen.max_memory, config.defaults.max_memory);
+  take(chosen.retries, config.defaults.retries);
+  take(chosen.retry_delay, config.defaults.retry_delay);
   ResolvedSettings settings;
   settings.timeout = chosen.timeout.value_or(config.timeout);
   settings.slow = chosen.slow.value_or(config.slow);
@@ -61,6 +65,8 @@ ResolvedSettings resolve_settings(const config::Config& config,
   settings.audit_children = chosen.audit_children.value_or(false);
   settings.max_processes = chosen.max_processes;
   settings.max_memory = chosen.max_memory;
+  settings.retries = chosen.retries.value_or(0);
+  settings.retry_delay = chosen.retry_delay.value_or(config::Duration{0});
   return settings;
 }
 

@@ -34,6 +34,8 @@ struct ResolvedSettings {
   bool audit_children = false;
   std::optional<int> max_processes;
   std::optional<std::uint64_t> max_memory;
+  int retries = 0;  // runs after a failed one, at most
+  config::Duration retry_delay{0};
 };
 ResolvedSettings resolve_settings(const config::Config& config,
                                   const TestCase& test);

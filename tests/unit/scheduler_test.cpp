@@ -152,6 +152,60 @@ TEST(Scheduler, RandomisedSuitesNeverShareAndRunEveryTestOnce) {
   }
 }
 
+// A failing test runs again up to its retries; only its last attempt is a
+// verdict (the others say `retrying`); fail-fast waits for that verdict.
+TEST(Scheduler, FailedTestsAreRetriedAndOnlyTheLastAttemptCounts) {
+  auto plan = make_plan(3);
+  for (auto& test : plan) test.settings.retries = 2;
+  plan[2].settings.retries = 0;
+  // T.0 fails twice then passes; T.1 always fails; T.2 fails, no retries.
+  class Flaky : public FakeRunner {
+   public:
+    using FakeRunner::FakeRunner;
+    RunnerWakeup wait() override {
+      auto wakeup = FakeRunner::wait();
+      for (auto& finished : wakeup.finished) {
+        const auto index = finished.assignment.test_index;
+        finished.result.outcome = index == 0 && finished.assignment.attempt == 3
+                                      ? Outcome::passed
+                                      : Outcome::failed;
+      }
+      return wakeup;
+    }
+  };
+  struct Attempts : ScheduleObserver {
+    void test_started(const select::PlannedTest&, const Assignment&) override {}
+    void test_finished(const select::PlannedTest& test, const Finished& finished) override {
+      seen[test.test.name].emplace_back(finished.assignment.attempt, finished.retrying);
+    }
+    void test_not_run(const select::PlannedTest& test, const std::string&) override {
+      not_run.push_back(test.test.name);
+    }
+    void test_slow(const select::PlannedTest&, const SlowNotice&) override {}
+    std::map<std::string, std::vector<std::pair<int, bool>>> seen;
+    std::vector<std::string> not_run;
+  } attempts;
+  Flaky runner(plan, {}, 7);
+  auto pool = make_pool(2);
+  const auto result = run_schedule(plan, {false}, pool, runner, attempts);
+  EXPECT_EQ(result.cancel, CancelReason::none);
+  using Seen = std::vector<std::pair<int, bool>>;
+  EXPECT_EQ(attempts.seen["T.0"], (Seen{{1, true}, {2, true}, {3, false}}));
+  EXPECT_EQ(attempts.seen["T.1"], (Seen{{1, true}, {2, true}, {3, false}}));
+  EXPECT_EQ(attempts.seen["T.2"], (Seen{{1, false}}));
+
+  // With fail-fast, a failure that will be retried does not stop the run.
+  auto single = make_plan(2);
+  single[0].settings.retries = 1;
+  Attempts fast;
+  Flaky again(single, {}, 3);
+  auto one_slot = make_pool(1);
+  const auto stopped = run_schedule(single, {true}, one_slot, again, fast);
+  EXPECT_EQ(fast.seen["T.0"], (Seen{{1, true}, {2, false}}));
+  EXPECT_EQ(stopped.cancel, CancelReason::fail_fast);
+  EXPECT_EQ(fast.not_run, std::vector<std::string>{"T.1"});
+}
+
 TEST(Scheduler, FillsEverySlotWhenTestsAreSmall) {
   auto plan = make_plan(10);
   FakeRunner runner(plan, {}, 1);
