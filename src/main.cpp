@@ -33,6 +33,19 @@ void add_selection_options(CLI::App& command, CommandLine& cli) {
   command.add_option("-e,--exact", cli.selection.exact,
                      "run the test with exactly this id or name (repeatable)")
       ->allow_extra_args(false);
+  command
+      .add_option_function<std::string>(
+          "--partition",
+          [&cli](const std::string& text) {
+            cli.partition = ranktest::select::parse_partition(text);
+            if (!cli.partition)
+              throw CLI::ValidationError("--partition", "'" + text +
+                                                            "' is not a partition; write hash:K/N "
+                                                            "or time:K/N with 1 <= K <= N");
+          },
+          "run only share K of N of the selected tests: hash:K/N (by test id) or "
+          "time:K/N (balanced by expected duration)")
+      ->allow_extra_args(false);
 }
 
 std::string exit_codes_help() {
@@ -127,6 +140,18 @@ int main(int argc, char** argv) {
   report->add_option("--trace", cli.trace,
                      "write the schedule as a Chrome/Perfetto trace (JSON) to PATH");
 
+  auto* merge = app.add_subcommand(
+      "merge", "one summary (and --junit, --html, --trace) of several stored runs, e.g. the "
+               "partitions of a CI matrix");
+  std::vector<std::filesystem::path> merge_dirs;
+  merge->add_option("run-dirs", merge_dirs, "run folders, e.g. part-*/.ranktest/runs/latest")
+      ->required();
+  merge->add_option("--junit", cli.junit, "write a JUnit XML report to PATH");
+  merge->add_option("--html", cli.html, "write the HTML report to PATH");
+  merge->add_option("--trace", cli.trace,
+                    "write the schedule as a Chrome/Perfetto trace (JSON) to PATH");
+  add_status_levels(*merge);
+
   try {
     app.parse(argc, argv);
     cli.no_tests = no_tests == "warn"   ? ranktest::app::NoTestsPolicy::warn
@@ -151,6 +176,7 @@ int main(int argc, char** argv) {
   try {
     if (run->parsed()) return ranktest::app::run_command(cli);
     if (report->parsed()) return ranktest::app::report_command(cli, report_dir);
+    if (merge->parsed()) return ranktest::app::merge_command(cli, merge_dirs);
     return ranktest::app::list_command(cli);
   } catch (const std::exception& error) {
     fmt::print(stderr, "ranktest: internal error: {}\n", error.what());

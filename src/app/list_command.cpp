@@ -7,6 +7,7 @@
 
 #include "app/prepare.h"
 #include "config/duration.h"
+#include "events/previous_durations.h"
 #include "text/sanitize.h"
 
 namespace ranktest::app {
@@ -50,6 +51,8 @@ int list_command(const CommandLine& cli) {
   process::SignalWatch signals;
   auto discovered = discover_tests(config, signals);
   if (auto* failure = std::get_if<Failure>(&discovered)) return fail(*failure);
+  keep_partition(std::get<std::vector<TestCase>>(discovered), cli,
+                 events::previous_durations(config.state_dir));
 
   std::vector<const TestCase*> selected;
   for (const auto& test : std::get<std::vector<TestCase>>(discovered))

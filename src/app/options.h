@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "select/partition.h"
 #include "select/test_plan.h"
 
 namespace ranktest::app {
@@ -22,6 +23,7 @@ struct CommandLine {
   std::optional<std::filesystem::path> config_path;
   std::vector<std::string> binaries;  // replace the configured sources
   select::Selection selection;
+  std::optional<select::Partition> partition;  // --partition hash:K/N, time:K/N
   std::optional<int> jobs;
   std::optional<config::Duration> timeout;
   bool fail_fast = false;

@@ -1,4 +1,8 @@
 #include "app/prepare.h"
+#include "select/partition.h"
+#include "select/test_plan.h"
+
+#include <set>
 
 #include <fmt/format.h>
 #include <sched.h>
@@ -103,6 +107,20 @@ std::variant<std::vector<TestCase>, Failure> discover_tests(
     tests.insert(tests.end(), found->tests.begin(), found->tests.end());
   }
   return tests;
+}
+
+std::size_t keep_partition(std::vector<TestCase>& tests, const CommandLine& cli,
+                           const std::map<std::string, config::Duration>& expected) {
+  if (!cli.partition) return 0;
+  std::vector<std::string> ids;
+  for (const auto& test : tests)
+    if (select::selection_matches(cli.selection, test)) ids.push_back(test.id);
+  const auto members = select::partition_members(ids, *cli.partition, expected);
+  std::set<std::string> others;
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    if (!members[i]) others.insert(ids[i]);
+  std::erase_if(tests, [&](const TestCase& test) { return others.count(test.id) > 0; });
+  return others.size();
 }
 
 }  // namespace ranktest::app

@@ -1,6 +1,7 @@
 // The shared front of `run` and `list`: configuration, then discovery.
 #pragma once
 
+#include <map>
 #include <string>
 #include <variant>
 #include <vector>
@@ -29,6 +30,11 @@ std::variant<config::Config, Failure> load_configuration(const CommandLine& cli)
 // reused from the cache unless `recollect`.
 std::variant<std::vector<TestCase>, Failure> discover_tests(
     const config::Config& config, process::SignalWatch& signals, bool recollect = false);
+
+// Drops from `tests` the selected tests that are not in --partition's share
+// (nothing without --partition); returns how many it dropped.
+std::size_t keep_partition(std::vector<TestCase>& tests, const CommandLine& cli,
+                           const std::map<std::string, config::Duration>& expected);
 
 // Number of CPUs this process may run on.
 int available_cpus();

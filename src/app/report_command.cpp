@@ -2,54 +2,27 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
+#include <algorithm>
 #include <map>
 #include <set>
 
 #include "app/exit_code.h"
+#include "app/stored_run.h"
 #include "events/dispatcher.h"
-#include "events/event_json.h"
 #include "model/overloaded.h"
 #include "report/github_reporter.h"
 #include "report/html_reporter.h"
 #include "report/junit_reporter.h"
-#include "report/trace_reporter.h"
 #include "report/terminal_reporter.h"
+#include "report/trace_reporter.h"
 
 namespace ranktest::app {
 namespace {
 
-constexpr std::string_view kRunnerDied = "runner died";
-
-std::vector<events::Event> read_journal(std::ifstream& journal) {
-  std::vector<events::Event> events;
-  for (std::string line; std::getline(journal, line);) {
-    const auto json = nlohmann::json::parse(line, nullptr, false);
-    if (json.is_discarded()) continue;  // the line the killed runner was writing
-    if (auto event = events::event_from_json(json)) events.push_back(std::move(*event));
-  }
-  return events;
-}
-
-}  // namespace
-
-int report_command(const CommandLine& cli, const std::filesystem::path& run_dir) {
-  const auto path = run_dir / "events.jsonl";
-  std::ifstream journal(path);
-  if (!journal) {
-    fmt::print(stderr, "ranktest: error: {}: cannot read the journal; give a run folder "
-               "such as .ranktest/runs/latest\n", path.string());
-    return to_int(ExitCode::usage_error);
-  }
-  const auto journal_events = read_journal(journal);
-  if (journal_events.empty() ||
-      !std::holds_alternative<events::RunStarted>(journal_events.front())) {
-    fmt::print(stderr, "ranktest: error: {}: no run-started event; the file is not a "
-               "ranktest journal or is empty\n", path.string());
-    return to_int(ExitCode::usage_error);
-  }
-
-  events::Dispatcher dispatcher(stderr);
+// What `report` and `merge` write: the terminal summary, the files asked
+// for, and GitHub annotations in GitHub Actions (a killed run's report in CI
+// still annotates the failures it recorded).
+void add_outputs(events::Dispatcher& dispatcher, const CommandLine& cli) {
   dispatcher.add(std::make_unique<report::TerminalReporter>(
       stdout, report::TerminalOptions{cli.program + " run", 20,
                                       *report::status_level_from_string(cli.status_level),
@@ -60,85 +33,119 @@ int report_command(const CommandLine& cli, const std::filesystem::path& run_dir)
     dispatcher.add(std::make_unique<report::HtmlReporter>(
         *cli.html, report::HtmlOptions{cli.program + " run"}));
   if (cli.trace) dispatcher.add(std::make_unique<report::TraceReporter>(*cli.trace));
-  // A killed run's report in CI still annotates the failures it recorded.
   if (auto github = report::github_reporter_from_environment(stdout))
     dispatcher.add(std::move(github));
+}
 
-  // Replay everything but the end; remember what started and never finished.
-  const auto& started = std::get<events::RunStarted>(journal_events.front());
-  std::map<std::pair<std::string, int>, events::TestStarted> unfinished;
-  std::set<std::string> seen;  // tests with any event after run-started
-  // Tests whose last attempt failed and was to be retried: if the journal
-  // ends there, the retry never ran.
-  std::map<std::string, events::TestFinished> awaiting_retry;
-  std::optional<events::RunFinished> end;
-  events::Counts counts;
-  events::TimePoint last = started.time;
-  for (const auto& event : journal_events) {
-    std::visit(Overloaded{
-                   [&](const events::RunStarted&) { dispatcher.dispatch(event); },
-                   [&](const events::TestStarted& e) {
-                     seen.insert(e.test.id);
-                     awaiting_retry.erase(e.test.id);
-                     unfinished[{e.test.id, e.attempt}] = e;
-                     last = e.time;
-                     dispatcher.dispatch(event);
-                   },
-                   [&](const events::TestSlow&) { dispatcher.dispatch(event); },
-                   [&](const events::TestFinished& e) {
-                     seen.insert(e.test.id);
-                     unfinished.erase({e.test.id, e.attempt});
-                     if (e.retrying) awaiting_retry[e.test.id] = e;
-                     else awaiting_retry.erase(e.test.id);
-                     counts.add(e, started.flaky_fails);
-                     last = e.time;
-                     dispatcher.dispatch(event);
-                   },
-                   [&](const events::RunFinished& e) { end = e; }},
-               event);
-  }
-  for (const auto& [key, e] : unfinished) {
-    TestResult result;
-    result.outcome = Outcome::not_run;
-    result.reason = std::string(kRunnerDied);
-    counts.add(result.outcome);
-    dispatcher.dispatch(events::TestFinished{e.run_id, last, e.test, e.attempt,
-                                             e.placement, result});
-  }
-  // Retries the runner did not live to start.
-  if (!end)
-    for (const auto& [id, e] : awaiting_retry) {
-      TestResult result;
-      result.outcome = Outcome::not_run;
-      result.reason = std::string(kRunnerDied) + " before its retry";
-      counts.add(result.outcome);
-      dispatcher.dispatch(events::TestFinished{e.run_id, last, e.test, 0, {}, result});
-    }
-  // Tests the run meant to start that the journal never mentions again.
-  std::size_t never_started = 0;
-  if (!end)
-    for (const auto& test : started.planned) {
-      if (seen.count(test.id)) continue;
-      TestResult result;
-      result.outcome = Outcome::not_run;
-      result.reason = std::string(kRunnerDied);
-      counts.add(result.outcome);
-      ++never_started;
-      dispatcher.dispatch(events::TestFinished{started.run_id, last, test, 0, {}, result});
-    }
-  const bool runner_died = !end || !unfinished.empty() || never_started > 0;
-  if (runner_died) {
-    end = events::RunFinished{started.run_id, last, counts,
-                              std::chrono::duration_cast<std::chrono::milliseconds>(
-                                  last - started.time),
-                              std::string(kRunnerDied), to_int(ExitCode::tests_failed)};
+int fail(const Failure& failure) {
+  fmt::print(stderr, "ranktest: error: {}\n", failure.message);
+  return failure.exit_code;
+}
+
+}  // namespace
+
+int report_command(const CommandLine& cli, const std::filesystem::path& run_dir) {
+  auto loaded = load_stored_run(run_dir);
+  if (auto* failure = std::get_if<Failure>(&loaded)) return fail(*failure);
+  const auto& run = std::get<StoredRun>(loaded);
+  if (run.runner_died)
     fmt::print(stderr, "ranktest: warning: the runner of {} died before the run ended; "
-               "tests it had not finished are reported not-run\n", started.run_id);
-  }
-  dispatcher.dispatch(*end);
+               "tests it had not finished are reported not-run\n",
+               std::get<events::RunStarted>(run.events.front()).run_id);
+  events::Dispatcher dispatcher(stderr);
+  add_outputs(dispatcher, cli);
+  for (const auto& event : run.events) dispatcher.dispatch(event);
+  const auto& end = std::get<events::RunFinished>(run.events.back());
   if (!dispatcher.failures().empty()) return to_int(ExitCode::internal_error);
-  if (runner_died || end->counts.failed > 0) return to_int(ExitCode::tests_failed);
+  if (run.runner_died || end.counts.failed > 0) return to_int(ExitCode::tests_failed);
   return to_int(ExitCode::success);
+}
+
+int merge_command(const CommandLine& cli, const std::vector<std::filesystem::path>& run_dirs) {
+  std::vector<StoredRun> runs;
+  for (const auto& dir : run_dirs) {
+    auto loaded = load_stored_run(dir);
+    if (auto* failure = std::get_if<Failure>(&loaded)) return fail(*failure);
+    runs.push_back(std::move(std::get<StoredRun>(loaded)));
+  }
+  // One run-started for all: slots renumbered so each run's keep lanes of
+  // their own (slot 0 of the second run of 2 jobs is slot 2).
+  events::RunStarted merged = std::get<events::RunStarted>(runs.front().events.front());
+  merged.jobs = 0;
+  merged.tests_to_run = merged.tests_to_skip = 0;
+  merged.planned.clear();
+  std::vector<std::string> ids;
+  events::TimePoint last_end = std::get<events::RunFinished>(runs.front().events.back()).time;
+  std::vector<int> slot_offset;
+  for (const auto& run : runs) {
+    const auto& started = std::get<events::RunStarted>(run.events.front());
+    slot_offset.push_back(merged.jobs);
+    merged.jobs += started.jobs;
+    merged.tests_to_run += started.tests_to_run;
+    merged.tests_to_skip += started.tests_to_skip;
+    merged.time = std::min(merged.time, started.time);
+    merged.flaky_fails = merged.flaky_fails || started.flaky_fails;
+    merged.planned.insert(merged.planned.end(), started.planned.begin(), started.planned.end());
+    last_end = std::max(last_end, std::get<events::RunFinished>(run.events.back()).time);
+  }
+  // Tests no run selected: the first run's filtered-out less the other runs' shares.
+  const auto& first = std::get<events::RunStarted>(runs.front().events.front());
+  const auto others = merged.tests_to_run + merged.tests_to_skip -
+                      (first.tests_to_run + first.tests_to_skip);
+  merged.filtered_out = first.filtered_out > others ? first.filtered_out - others : 0;
+  merged.run_id = fmt::format("merge of {} runs", runs.size());
+
+  events::Dispatcher dispatcher(stderr);
+  add_outputs(dispatcher, cli);
+  dispatcher.dispatch(merged);
+  events::Counts counts;
+  std::map<std::string, std::size_t> verdicts;  // test id -> runs that ran it
+  bool any_died = false;
+  std::string cancel_reason;
+  int worst_exit = 0;
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    const auto shift = [&](events::Placement& placement) {
+      for (auto& slot : placement.slots) slot += slot_offset[r];
+    };
+    any_died = any_died || runs[r].runner_died;
+    for (auto event : runs[r].events) {
+      std::visit(Overloaded{
+                     [](events::RunStarted&) {},
+                     [&](events::TestStarted& e) {
+                       shift(e.placement);
+                       dispatcher.dispatch(e);
+                     },
+                     [&](events::TestSlow& e) { dispatcher.dispatch(e); },
+                     [&](events::TestFinished& e) {
+                       shift(e.placement);
+                       counts.add(e, merged.flaky_fails);
+                       if (!e.retrying) ++verdicts[e.test.id];
+                       dispatcher.dispatch(e);
+                     },
+                     [&](events::RunFinished& e) {
+                       if (cancel_reason.empty()) cancel_reason = e.cancel_reason;
+                       worst_exit = std::max(worst_exit, e.exit_code);
+                     }},
+                 event);
+    }
+  }
+  std::size_t twice = 0;
+  std::string example;
+  for (const auto& [id, count] : verdicts)
+    if (count > 1 && twice++ == 0) example = id;
+  if (twice)
+    fmt::print(stderr, "ranktest: warning: {} test{} ran in more than one of the merged runs "
+               "(e.g. {}); were the partitions of the same selection?\n",
+               twice, twice == 1 ? "" : "s", example);
+  int exit_code = to_int(ExitCode::success);
+  if (any_died || counts.failed > 0) exit_code = to_int(ExitCode::tests_failed);
+  else if (worst_exit != 0) exit_code = worst_exit;
+  dispatcher.dispatch(events::RunFinished{
+      merged.run_id, last_end, counts,
+      std::chrono::duration_cast<std::chrono::milliseconds>(last_end - merged.time),
+      cancel_reason, exit_code});
+  if (!dispatcher.failures().empty()) return to_int(ExitCode::internal_error);
+  return exit_code;
 }
 
 }  // namespace ranktest::app

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <vector>
 
 #include "app/options.h"
 
@@ -11,5 +12,11 @@ namespace ranktest::app {
 // the runner was killed in the middle: tests that had started but never
 // finished are reported `not-run: runner died`.
 int report_command(const CommandLine& cli, const std::filesystem::path& run_dir);
+
+// `ranktest merge RUN_DIR...`: one summary (and --junit, --html, --trace)
+// of several runs, such as the partitions of one suite run by a CI matrix.
+// Slots are renumbered per run so the timeline keeps them apart; exits 1
+// when any test failed or any run's runner died.
+int merge_command(const CommandLine& cli, const std::vector<std::filesystem::path>& run_dirs);
 
 }  // namespace ranktest::app

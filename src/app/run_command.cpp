@@ -143,9 +143,11 @@ int run_command(const CommandLine& cli) {
   if (auto* failure = std::get_if<Failure>(&discovered)) return fail(*failure);
   const auto inventory = schedule::merge_inventory(
       config.devices, schedule::detect_devices("/dev"));
-  auto plan = select::plan_tests(std::get<std::vector<TestCase>>(discovered),
-                                 cli.selection, config, schedule::device_counts(inventory));
   auto previous = events::previous_durations(config.state_dir);
+  auto& tests = std::get<std::vector<TestCase>>(discovered);
+  const auto partitioned_out = keep_partition(tests, cli, previous);
+  auto plan = select::plan_tests(tests, cli.selection, config, schedule::device_counts(inventory));
+  plan.filtered_out += partitioned_out;
   select::order_longest_first(plan.to_run, previous);
 
   if (plan.to_run.empty() && plan.to_skip.empty() && plan.cannot_run.empty() &&

@@ -1,0 +1,111 @@
+#include "app/stored_run.h"
+
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "events/event_json.h"
+#include "model/overloaded.h"
+
+namespace ranktest::app {
+namespace {
+
+constexpr std::string_view kRunnerDied = "runner died";
+
+std::vector<events::Event> read_journal(std::ifstream& journal) {
+  std::vector<events::Event> events;
+  for (std::string line; std::getline(journal, line);) {
+    const auto json = nlohmann::json::parse(line, nullptr, false);
+    if (json.is_discarded()) continue;  // the line the killed runner was writing
+    if (auto event = events::event_from_json(json)) events.push_back(std::move(*event));
+  }
+  return events;
+}
+
+events::TestFinished runner_died(const std::string& run_id, events::TimePoint time,
+                                 const events::TestInfo& test, int attempt,
+                                 events::Placement placement, std::string_view why) {
+  TestResult result;
+  result.outcome = Outcome::not_run;
+  result.reason = std::string(why);
+  return events::TestFinished{run_id, time, test, attempt, std::move(placement), result};
+}
+
+}  // namespace
+
+std::variant<StoredRun, Failure> load_stored_run(const std::filesystem::path& run_dir) {
+  const auto path = run_dir / "events.jsonl";
+  std::ifstream journal(path);
+  if (!journal)
+    return Failure{ExitCode::usage_error,
+                   path.string() + ": cannot read the journal; give a run folder such as "
+                                   ".ranktest/runs/latest"};
+  auto journal_events = read_journal(journal);
+  if (journal_events.empty() ||
+      !std::holds_alternative<events::RunStarted>(journal_events.front()))
+    return Failure{ExitCode::usage_error,
+                   path.string() + ": no run-started event; the file is not a ranktest "
+                                   "journal or is empty"};
+
+  StoredRun stored;
+  const auto started = std::get<events::RunStarted>(journal_events.front());
+  std::map<std::pair<std::string, int>, events::TestStarted> unfinished;
+  std::set<std::string> seen;  // tests with any event after run-started
+  // Tests whose last attempt failed and was to be retried: if the journal
+  // ends there, the retry never ran.
+  std::map<std::string, events::TestFinished> awaiting_retry;
+  std::optional<events::RunFinished> end;
+  events::Counts counts;
+  events::TimePoint last = started.time;
+  for (auto& event : journal_events) {
+    std::visit(Overloaded{
+                   [&](const events::RunStarted&) {},
+                   [&](const events::TestStarted& e) {
+                     seen.insert(e.test.id);
+                     awaiting_retry.erase(e.test.id);
+                     unfinished[{e.test.id, e.attempt}] = e;
+                     last = e.time;
+                   },
+                   [&](const events::TestSlow&) {},
+                   [&](const events::TestFinished& e) {
+                     seen.insert(e.test.id);
+                     unfinished.erase({e.test.id, e.attempt});
+                     if (e.retrying) awaiting_retry[e.test.id] = e;
+                     else awaiting_retry.erase(e.test.id);
+                     counts.add(e, started.flaky_fails);
+                     last = e.time;
+                   },
+                   [&](const events::RunFinished& e) { end = e; }},
+               event);
+    if (!std::holds_alternative<events::RunFinished>(event))
+      stored.events.push_back(std::move(event));
+  }
+  const auto add = [&](events::TestFinished finished) {
+    counts.add(finished, started.flaky_fails);
+    stored.events.push_back(std::move(finished));
+  };
+  for (const auto& [key, e] : unfinished)
+    add(runner_died(e.run_id, last, e.test, e.attempt, e.placement, kRunnerDied));
+  std::size_t lost = unfinished.size();
+  if (!end) {
+    for (const auto& [id, e] : awaiting_retry)
+      add(runner_died(e.run_id, last, e.test, 0, {}, std::string(kRunnerDied) + " before its retry"));
+    lost += awaiting_retry.size();
+    // Tests the run meant to start that the journal never mentions again.
+    for (const auto& test : started.planned)
+      if (!seen.count(test.id)) {
+        add(runner_died(started.run_id, last, test, 0, {}, kRunnerDied));
+        ++lost;
+      }
+  }
+  stored.runner_died = !end || lost > 0;
+  if (stored.runner_died)
+    end = events::RunFinished{started.run_id, last, counts,
+                              std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  last - started.time),
+                              std::string(kRunnerDied), to_int(ExitCode::tests_failed)};
+  stored.events.push_back(*end);
+  return stored;
+}
+
+}  // namespace ranktest::app
