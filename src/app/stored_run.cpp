@@ -31,6 +31,20 @@ events::TestFinished runner_died(const std::string& run_id, events::TimePoint ti
   return events::TestFinished{run_id, time, test, attempt, std::move(placement), result};
 }
 
+// Log paths as the runner wrote them, moved to where the folder is now (a
+// CI artifact downloaded elsewhere, a folder copied off a cluster).
+void rebase_paths(TestResult& result, const std::string& recorded, const std::string& actual) {
+  if (recorded.empty() || recorded == actual) return;
+  const auto rebase = [&](std::string& path) {
+    if (path.size() > recorded.size() && path.compare(0, recorded.size(), recorded) == 0 &&
+        path[recorded.size()] == '/')
+      path = actual + path.substr(recorded.size());
+  };
+  rebase(result.log_path);
+  for (auto& rank : result.ranks) rebase(rank.log_path);
+  for (auto& stack : result.stacks) rebase(stack.path);
+}
+
 }  // namespace
 
 std::variant<StoredRun, Failure> load_stored_run(const std::filesystem::path& run_dir) {
@@ -48,7 +62,12 @@ std::variant<StoredRun, Failure> load_stored_run(const std::filesystem::path& ru
                                    "journal or is empty"};
 
   StoredRun stored;
-  const auto started = std::get<events::RunStarted>(journal_events.front());
+  auto& first = std::get<events::RunStarted>(journal_events.front());
+  std::error_code error;
+  const auto here = std::filesystem::canonical(run_dir, error);
+  const auto recorded = first.run_dir;
+  if (!error) first.run_dir = here.string();
+  const auto started = first;
   std::map<std::pair<std::string, int>, events::TestStarted> unfinished;
   std::set<std::string> seen;  // tests with any event after run-started
   // Tests whose last attempt failed and was to be retried: if the journal
@@ -59,15 +78,16 @@ std::variant<StoredRun, Failure> load_stored_run(const std::filesystem::path& ru
   events::TimePoint last = started.time;
   for (auto& event : journal_events) {
     std::visit(Overloaded{
-                   [&](const events::RunStarted&) {},
-                   [&](const events::TestStarted& e) {
+                   [&](events::RunStarted&) {},
+                   [&](events::TestStarted& e) {
                      seen.insert(e.test.id);
                      awaiting_retry.erase(e.test.id);
                      unfinished[{e.test.id, e.attempt}] = e;
                      last = e.time;
                    },
-                   [&](const events::TestSlow&) {},
-                   [&](const events::TestFinished& e) {
+                   [&](events::TestSlow&) {},
+                   [&](events::TestFinished& e) {
+                     rebase_paths(e.result, recorded, started.run_dir);
                      seen.insert(e.test.id);
                      unfinished.erase({e.test.id, e.attempt});
                      if (e.retrying) awaiting_retry[e.test.id] = e;
@@ -75,7 +95,7 @@ std::variant<StoredRun, Failure> load_stored_run(const std::filesystem::path& ru
                      counts.add(e, started.flaky_fails);
                      last = e.time;
                    },
-                   [&](const events::RunFinished& e) { end = e; }},
+                   [&](events::RunFinished& e) { end = e; }},
                event);
     if (!std::holds_alternative<events::RunFinished>(event))
       stored.events.push_back(std::move(event));

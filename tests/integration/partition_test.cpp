@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <set>
 
 #include "harness.h"
@@ -79,6 +80,26 @@ TEST(Partition, MergeOfThePartsIsTheWholeRun) {
     ++cases;
   EXPECT_EQ(cases, whole.finished().size());
   EXPECT_THAT(read_file(dir.path() / "merged.html"), HasSubstr("merge of 3 runs"));
+
+  // Folders moved elsewhere (CI artifacts downloaded by another job) still
+  // give every log to the report.
+  const auto count = [](const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  std::filesystem::rename(dir.path() / "part1", dir.path() / "artifact1");
+  auto moved_args = merge_args;
+  moved_args[4] = "moved.html";
+  moved_args[5] = (dir.path() / "artifact1" / "runs" / "latest").string();
+  const auto moved = run_ranktest(dir, moved_args);
+  EXPECT_EQ(moved.last_out_line(), whole.last_out_line());
+  const auto runs_of = [&](const std::string& file) {
+    return count(read_file(dir.path() / file), "[ RUN      ]");
+  };
+  EXPECT_GT(runs_of("merged.html"), 0u);
+  EXPECT_EQ(runs_of("moved.html"), runs_of("merged.html"));
+  merge_args[5] = moved_args[5];
 
   // The same folder twice is no partition: said, not hidden.
   const auto twice = run_ranktest(dir, {"merge", merge_args[5], merge_args[5]});
