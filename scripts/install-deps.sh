@@ -7,6 +7,7 @@ packages=(
   g++ cmake make pkg-config
   libcli11-dev libfmt-dev libtomlplusplus-dev nlohmann-json3-dev libpugixml-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libsqlite3-dev  # the history database
   libgloo-dev     # the multi-rank examples run real collectives on Gloo
   libxml2-utils   # xmllint: the tests validate the JUnit report with it
   gdb             # stacks of hung tests, taken at the timeout

@@ -7,6 +7,7 @@
 
 
 #include "app/exit_code.h"
+#include "app/history_command.h"
 #include "app/list_command.h"
 #include "app/options.h"
 #include "app/report_command.h"
@@ -152,8 +153,28 @@ int main(int argc, char** argv) {
                     "write the schedule as a Chrome/Perfetto trace (JSON) to PATH");
   add_status_levels(*merge);
 
+  auto* history = app.add_subcommand(
+      "history", "the slowest and flakiest tests of the recorded runs, or one test's record");
+  ranktest::app::HistoryQuery history_query;
+  std::string history_test;
+  history->add_option("-c,--config", cli.config_path,
+                      "configuration file (default: ./ranktest.toml if present)");
+  history->add_option("--state-dir", cli.state_dir, "where the runs are (default: .ranktest)");
+  history->add_option("--test", history_test, "one test's attempts, newest first");
+  history->add_option("--slowest", history_query.slowest, "how many slowest tests (default 10)");
+  history->add_option("--flakiest", history_query.flakiest,
+                      "how many flakiest tests (default 10)");
+  history->add_option("--last", history_query.window,
+                      "runs of each test the figures cover (default 50)")
+      ->check(CLI::Range(1, 100000));
+  std::string history_format = "text";
+  history->add_option("--format", history_format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}));
+
   try {
     app.parse(argc, argv);
+    if (!history_test.empty()) history_query.test = history_test;
+    history_query.json = history_format == "json";
     cli.no_tests = no_tests == "warn"   ? ranktest::app::NoTestsPolicy::warn
                    : no_tests == "pass" ? ranktest::app::NoTestsPolicy::pass
                                         : ranktest::app::NoTestsPolicy::fail;
@@ -177,6 +198,7 @@ int main(int argc, char** argv) {
     if (run->parsed()) return ranktest::app::run_command(cli);
     if (report->parsed()) return ranktest::app::report_command(cli, report_dir);
     if (merge->parsed()) return ranktest::app::merge_command(cli, merge_dirs);
+    if (history->parsed()) return ranktest::app::history_command(cli, history_query);
     return ranktest::app::list_command(cli);
   } catch (const std::exception& error) {
     fmt::print(stderr, "ranktest: internal error: {}\n", error.what());

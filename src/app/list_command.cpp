@@ -51,8 +51,9 @@ int list_command(const CommandLine& cli) {
   process::SignalWatch signals;
   auto discovered = discover_tests(config, signals);
   if (auto* failure = std::get_if<Failure>(&discovered)) return fail(*failure);
+  const auto history = open_history(config, false);
   keep_partition(std::get<std::vector<TestCase>>(discovered), cli,
-                 events::previous_durations(config.state_dir));
+                 expected_durations(config, history.get()));
 
   std::vector<const TestCase*> selected;
   for (const auto& test : std::get<std::vector<TestCase>>(discovered))

@@ -1,17 +1,17 @@
 #include "app/prepare.h"
-#include "select/partition.h"
-#include "select/test_plan.h"
-
-#include <set>
 
 #include <fmt/format.h>
 #include <sched.h>
 
+#include <set>
 #include <thread>
 
 #include "config/config_loader.h"
 #include "discover/gtest_discoverer.h"
 #include "discover/pytest_discoverer.h"
+#include "events/previous_durations.h"
+#include "select/partition.h"
+#include "select/test_plan.h"
 
 namespace ranktest::app {
 
@@ -21,7 +21,8 @@ int available_cpus() {
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
-std::variant<config::Config, Failure> load_configuration(const CommandLine& cli) {
+std::variant<config::Config, Failure> load_configuration(const CommandLine& cli,
+                                                         bool needs_sources) {
   config::Config config;
   std::optional<std::filesystem::path> path = cli.config_path;
   if (!path && std::filesystem::exists("ranktest.toml")) path = "ranktest.toml";
@@ -69,7 +70,7 @@ std::variant<config::Config, Failure> load_configuration(const CommandLine& cli)
   if (config.jobs <= 0) config.jobs = available_cpus();
   if (cli.no_capture) config.jobs = 1;  // interleaved output is unreadable
 
-  if (config.sources.empty())
+  if (config.sources.empty() && needs_sources)
     return Failure{ExitCode::usage_error,
                    path ? fmt::format("{}: no [[source]] and no test binary on "
                                       "the command line; add a [[source]] "
@@ -121,6 +122,27 @@ std::size_t keep_partition(std::vector<TestCase>& tests, const CommandLine& cli,
     if (!members[i]) others.insert(ids[i]);
   std::erase_if(tests, [&](const TestCase& test) { return others.count(test.id) > 0; });
   return others.size();
+}
+
+std::shared_ptr<history::HistoryDb> open_history(const config::Config& config, bool create) {
+  const auto path = config.history_path();
+  if (!path) return nullptr;
+  std::error_code error;
+  if (!create && !std::filesystem::exists(*path, error)) return nullptr;
+  auto opened = history::HistoryDb::open(*path);
+  if (!opened) {
+    fmt::print(stderr, "ranktest: warning: {}\n", opened.error().message);
+    return nullptr;
+  }
+  return std::move(*opened);
+}
+
+std::map<std::string, config::Duration> expected_durations(const config::Config& config,
+                                                           const history::HistoryDb* history) {
+  auto expected = events::previous_durations(config.state_dir);
+  if (history)
+    for (const auto& [id, duration] : history->expected_durations()) expected[id] = duration;
+  return expected;
 }
 
 }  // namespace ranktest::app

@@ -10,6 +10,7 @@
 #include "events/journal.h"
 #include "events/previous_durations.h"
 #include "execute/child_audit.h"
+#include "history/history_reporter.h"
 #include "report/github_reporter.h"
 #include "report/html_reporter.h"
 #include "report/json_lines_reporter.h"
@@ -143,7 +144,8 @@ int run_command(const CommandLine& cli) {
   if (auto* failure = std::get_if<Failure>(&discovered)) return fail(*failure);
   const auto inventory = schedule::merge_inventory(
       config.devices, schedule::detect_devices("/dev"));
-  auto previous = events::previous_durations(config.state_dir);
+  const auto history = open_history(config, true);
+  auto previous = expected_durations(config, history.get());
   auto& tests = std::get<std::vector<TestCase>>(discovered);
   const auto partitioned_out = keep_partition(tests, cli, previous);
   auto plan = select::plan_tests(tests, cli.selection, config, schedule::device_counts(inventory));
@@ -189,6 +191,9 @@ int run_command(const CommandLine& cli) {
     dispatcher.add(std::make_unique<report::HtmlReporter>(
         *config.html, report::HtmlOptions{rerun_command(cli)}));
   if (cli.trace) dispatcher.add(std::make_unique<report::TraceReporter>(*cli.trace));
+  if (history)
+    dispatcher.add(std::make_unique<history::HistoryReporter>(
+        history, history::detect_context(config.root), stderr));
 
   // A cgroup per test where the machine allows it; said once if a limit
   // the configuration asks for cannot be enforced here.

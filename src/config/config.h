@@ -87,6 +87,14 @@ struct Config {
   std::filesystem::path state_dir = ".ranktest";
   std::optional<std::filesystem::path> junit;
   std::optional<std::filesystem::path> html;  // the HTML report
+  // The history database: `history = "PATH"`, else <state-dir>/history.db;
+  // none with `history = false`.
+  std::optional<std::filesystem::path> history;
+  bool history_off = false;
+  std::optional<std::filesystem::path> history_path() const {
+    if (history_off) return std::nullopt;
+    return history ? *history : state_dir / "history.db";
+  }
   // Top-level audit-children, max-processes, max-memory, retries and
   // retry-delay: every test's default, which [[override]] entries refine.
   TestSettings defaults;

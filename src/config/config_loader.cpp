@@ -19,7 +19,7 @@ std::string Place::to_string() const {
 const std::vector<std::string>& KnownKeys::top_level() {
   static const std::vector<std::string> keys{
       "jobs",  "timeout", "slow", "grace-period", "fail-fast", "state-dir",
-      "junit", "html", "max-output", "devices", "port-range", "suspicious-output", "audit-children",
+      "junit", "html", "history", "max-output", "devices", "port-range", "suspicious-output", "audit-children",
       "max-processes", "max-memory", "retries", "retry-delay", "flaky", "source", "override",
       "hint"};
   return keys;
@@ -268,6 +268,11 @@ std::optional<Error> read_top_level(const toml::table& table,
   if (const auto* node = table.get("junit")) {
     if (!node->is_string()) return reader.wrong_type("junit", *node, "a path string");
     config.junit = config.root / node->value<std::string>().value();
+  }
+  if (const auto* node = table.get("history")) {
+    if (node->is_boolean() && !node->value<bool>().value()) config.history_off = true;
+    else if (node->is_string()) config.history = config.root / node->value<std::string>().value();
+    else return reader.wrong_type("history", *node, "a path string, or false");
   }
   if (const auto* node = table.get("html")) {
     if (!node->is_string()) return reader.wrong_type("html", *node, "a path string");

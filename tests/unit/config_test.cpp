@@ -108,7 +108,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"jobz = 2\n",
                   "ranktest.toml:1:1: unknown key 'jobz'; known keys are: jobs, "
                   "timeout, slow, grace-period, fail-fast, state-dir, junit, "
-                  "html, max-output, devices, port-range, suspicious-output, audit-children, "
+                  "html, history, max-output, devices, port-range, suspicious-output, audit-children, "
                   "max-processes, max-memory, retries, retry-delay, flaky, source, override, hint "
                   "(see docs/configuration.md)"},
         BadConfig{"[[override]]\nfilter = \"*\"\nmax-memory = \"lots\"\n",

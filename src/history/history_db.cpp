@@ -1,0 +1,325 @@
+#include "history/history_db.h"
+
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+
+namespace ranktest::history {
+namespace {
+
+constexpr int kBusyTimeoutMs = 30'000;
+
+// version 1: runs, attempts
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS runs (
+  run_id TEXT PRIMARY KEY,
+  started_at TEXT NOT NULL,
+  finished_at TEXT,
+  host TEXT NOT NULL,
+  commit_sha TEXT NOT NULL,
+  jobs INTEGER NOT NULL,
+  tests_to_run INTEGER NOT NULL,
+  exit_code INTEGER,
+  passed INTEGER, failed INTEGER, skipped INTEGER, flaky INTEGER
+);
+CREATE TABLE IF NOT EXISTS attempts (
+  id INTEGER PRIMARY KEY,
+  run_id TEXT NOT NULL,
+  test_id TEXT NOT NULL,
+  attempt INTEGER NOT NULL,
+  outcome TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  duration_ms INTEGER NOT NULL,
+  peak_memory_bytes INTEGER,
+  retrying INTEGER NOT NULL,
+  flaky INTEGER NOT NULL,
+  finished_at TEXT NOT NULL,
+  host TEXT NOT NULL,
+  commit_sha TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS attempts_by_test ON attempts (test_id, id);
+PRAGMA user_version = 1;
+)sql";
+
+// A prepared statement, finalized on scope exit.
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql) { sqlite3_prepare_v2(db, sql, -1, &statement_, nullptr); }
+  ~Statement() { sqlite3_finalize(statement_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  bool ok() const { return statement_ != nullptr; }
+  Statement& bind(int index, const std::string& text) {
+    sqlite3_bind_text(statement_, index, text.data(), static_cast<int>(text.size()),
+                      SQLITE_TRANSIENT);
+    return *this;
+  }
+  Statement& bind(int index, std::int64_t number) {
+    sqlite3_bind_int64(statement_, index, number);
+    return *this;
+  }
+  Statement& bind_null(int index) {
+    sqlite3_bind_null(statement_, index);
+    return *this;
+  }
+  int step() { return sqlite3_step(statement_); }
+  std::string text(int column) const {
+    const auto* bytes = sqlite3_column_text(statement_, column);
+    return bytes ? std::string(reinterpret_cast<const char*>(bytes),
+                               static_cast<std::size_t>(sqlite3_column_bytes(statement_, column)))
+                 : std::string();
+  }
+  std::int64_t number(int column) const { return sqlite3_column_int64(statement_, column); }
+  bool is_null(int column) const { return sqlite3_column_type(statement_, column) == SQLITE_NULL; }
+
+ private:
+  sqlite3_stmt* statement_ = nullptr;
+};
+
+Error error_of(sqlite3* db, const std::filesystem::path& path, std::string_view doing) {
+  return Error{path.string() + ": history database: cannot " + std::string(doing) + ": " +
+               sqlite3_errmsg(db) +
+               "; remove the file to start a new history, or set history = false"};
+}
+
+bool is_failure_outcome(const std::string& outcome) {
+  return outcome == "failed" || outcome == "crashed" || outcome == "timed-out" ||
+         outcome == "leaked" || outcome == "child-failed" || outcome == "error";
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<HistoryDb>> HistoryDb::open(const std::filesystem::path& path) {
+  std::error_code ignored;
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ignored);
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+      SQLITE_OK) {
+    Error error = error_of(db, path, "open it");
+    sqlite3_close(db);
+    return error;
+  }
+  std::unique_ptr<HistoryDb> history(new HistoryDb(path, db));
+  sqlite3_busy_timeout(db, kBusyTimeoutMs);
+  // Switching to WAL takes a lock the busy handler does not always wait
+  // for when another runner opens the file at the same moment: retry.
+  Expected<Done> done = Done{};
+  for (int attempt = 0; attempt < 300; ++attempt) {
+    done = history->exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
+    if (done) done = history->exec(kSchema);
+    if (done || sqlite3_errcode(db) != SQLITE_BUSY) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (!done) return done.error();
+  return history;
+}
+
+HistoryDb::~HistoryDb() { sqlite3_close(db_); }
+
+Expected<Done> HistoryDb::exec(const std::string& sql) const {
+  char* message = nullptr;
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
+    Error error{path_.string() + ": history database: " + (message ? message : "error") +
+                "; remove the file to start a new history, or set history = false"};
+    sqlite3_free(message);
+    return error;
+  }
+  return Done{};
+}
+
+Expected<Done> HistoryDb::record_run_started(const events::RunStarted& event,
+                                             const RunContext& context) {
+  Statement insert(db_,
+                   "INSERT OR REPLACE INTO runs (run_id, started_at, host, commit_sha, jobs, "
+                   "tests_to_run) VALUES (?, ?, ?, ?, ?, ?)");
+  if (!insert.ok()) return error_of(db_, path_, "record the run");
+  insert.bind(1, event.run_id).bind(2, events::format_time(event.time)).bind(3, context.host)
+      .bind(4, context.commit).bind(5, event.jobs)
+      .bind(6, static_cast<std::int64_t>(event.tests_to_run));
+  if (insert.step() != SQLITE_DONE) return error_of(db_, path_, "record the run");
+  return Done{};
+}
+
+Expected<Done> HistoryDb::record_attempt(const events::TestFinished& event,
+                                         const RunContext& context) {
+  Statement insert(db_,
+                   "INSERT INTO attempts (run_id, test_id, attempt, outcome, reason, duration_ms, "
+                   "peak_memory_bytes, retrying, flaky, finished_at, host, commit_sha) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  if (!insert.ok()) return error_of(db_, path_, "record a test");
+  const auto& result = event.result;
+  insert.bind(1, event.run_id).bind(2, event.test.id).bind(3, event.attempt)
+      .bind(4, std::string(to_string(result.outcome))).bind(5, result.reason)
+      .bind(6, static_cast<std::int64_t>(result.duration.count()));
+  if (result.peak_memory) insert.bind(7, static_cast<std::int64_t>(*result.peak_memory));
+  else insert.bind_null(7);
+  insert.bind(8, event.retrying ? 1 : 0).bind(9, events::is_flaky(event) ? 1 : 0)
+      .bind(10, events::format_time(event.time)).bind(11, context.host).bind(12, context.commit);
+  if (insert.step() != SQLITE_DONE) return error_of(db_, path_, "record a test");
+  return Done{};
+}
+
+Expected<Done> HistoryDb::record_run_finished(const events::RunFinished& event) {
+  Statement update(db_,
+                   "UPDATE runs SET finished_at = ?, exit_code = ?, passed = ?, failed = ?, "
+                   "skipped = ?, flaky = ? WHERE run_id = ?");
+  if (!update.ok()) return error_of(db_, path_, "record the end of the run");
+  update.bind(1, events::format_time(event.time)).bind(2, event.exit_code)
+      .bind(3, static_cast<std::int64_t>(event.counts.passed))
+      .bind(4, static_cast<std::int64_t>(event.counts.failed))
+      .bind(5, static_cast<std::int64_t>(event.counts.skipped))
+      .bind(6, static_cast<std::int64_t>(event.counts.flaky)).bind(7, event.run_id);
+  if (update.step() != SQLITE_DONE) return error_of(db_, path_, "record the end of the run");
+  return Done{};
+}
+
+std::map<std::string, std::chrono::milliseconds> HistoryDb::expected_durations() const {
+  // The last 5 verdicts of each test that ran, newest first.
+  Statement query(db_,
+                  "SELECT test_id, duration_ms FROM ("
+                  "  SELECT test_id, duration_ms, ROW_NUMBER() OVER ("
+                  "    PARTITION BY test_id ORDER BY id DESC) AS age"
+                  "  FROM attempts WHERE retrying = 0 AND attempt > 0"
+                  "  AND outcome NOT IN ('skipped', 'not-run', 'interrupted'))"
+                  " WHERE age <= 5 ORDER BY test_id");
+  std::map<std::string, std::vector<std::int64_t>> recent;
+  while (query.ok() && query.step() == SQLITE_ROW)
+    recent[query.text(0)].push_back(query.number(1));
+  std::map<std::string, std::chrono::milliseconds> expected;
+  for (auto& [id, durations] : recent) {
+    std::sort(durations.begin(), durations.end());
+    expected[id] = std::chrono::milliseconds(durations[durations.size() / 2]);
+  }
+  return expected;
+}
+
+std::vector<TestStats> HistoryDb::test_stats(std::size_t window) const {
+  Statement query(db_,
+                  "SELECT test_id, outcome, flaky, duration_ms FROM ("
+                  "  SELECT test_id, outcome, flaky, duration_ms, id, ROW_NUMBER() OVER ("
+                  "    PARTITION BY test_id ORDER BY id DESC) AS age"
+                  "  FROM attempts WHERE retrying = 0 AND attempt > 0"
+                  "  AND outcome NOT IN ('skipped', 'not-run', 'interrupted'))"
+                  " WHERE age <= ? ORDER BY test_id, id");
+  query.bind(1, static_cast<std::int64_t>(window));
+  std::vector<TestStats> stats;
+  std::vector<std::int64_t> durations;
+  std::optional<bool> last_failed;
+  const auto close = [&] {
+    if (stats.empty() || durations.empty()) return;
+    std::sort(durations.begin(), durations.end());
+    stats.back().median = std::chrono::milliseconds(durations[durations.size() / 2]);
+    stats.back().longest = std::chrono::milliseconds(durations.back());
+  };
+  while (query.ok() && query.step() == SQLITE_ROW) {
+    const auto id = query.text(0);
+    if (stats.empty() || stats.back().test_id != id) {
+      close();
+      stats.push_back(TestStats{id});
+      durations.clear();
+      last_failed.reset();
+    }
+    auto& test = stats.back();
+    const bool failed = is_failure_outcome(query.text(1));
+    ++test.runs;
+    if (failed) ++test.failed;
+    if (query.number(2)) ++test.flaky;
+    if (last_failed && *last_failed != failed) ++test.flips;
+    last_failed = failed;
+    durations.push_back(query.number(3));
+  }
+  close();
+  return stats;
+}
+
+std::vector<AttemptRecord> HistoryDb::attempts_of(const std::string& test_id,
+                                                  std::size_t limit) const {
+  Statement query(db_,
+                  "SELECT run_id, finished_at, attempt, outcome, reason, duration_ms, "
+                  "peak_memory_bytes, retrying, flaky, host, commit_sha FROM attempts "
+                  "WHERE test_id = ? ORDER BY id DESC LIMIT ?");
+  query.bind(1, test_id).bind(2, static_cast<std::int64_t>(limit));
+  std::vector<AttemptRecord> records;
+  while (query.ok() && query.step() == SQLITE_ROW) {
+    AttemptRecord record;
+    record.run_id = query.text(0);
+    record.finished_at = query.text(1);
+    record.attempt = static_cast<int>(query.number(2));
+    record.outcome = query.text(3);
+    record.reason = query.text(4);
+    record.duration = std::chrono::milliseconds(query.number(5));
+    if (!query.is_null(6)) record.peak_memory = static_cast<std::uint64_t>(query.number(6));
+    record.retrying = query.number(7) != 0;
+    record.flaky = query.number(8) != 0;
+    record.host = query.text(9);
+    record.commit = query.text(10);
+    records.push_back(std::move(record));
+  }
+  return records;
+}
+
+std::size_t HistoryDb::run_count() const {
+  Statement query(db_, "SELECT COUNT(*) FROM runs");
+  return query.ok() && query.step() == SQLITE_ROW ? static_cast<std::size_t>(query.number(0)) : 0;
+}
+
+namespace {
+
+std::string first_line_of(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// The commit checked out in the git work tree holding `folder`, read from
+// .git itself (no git needed): HEAD, the ref it names, or packed-refs.
+std::string git_commit(std::filesystem::path folder) {
+  std::error_code error;
+  folder = std::filesystem::absolute(folder, error);
+  for (; !folder.empty(); folder = folder.parent_path()) {
+    auto git = folder / ".git";
+    if (std::filesystem::is_regular_file(git, error)) {  // a worktree or submodule
+      const auto line = first_line_of(git);
+      if (line.rfind("gitdir: ", 0) != 0) return {};
+      git = std::filesystem::path(line.substr(8));
+      if (git.is_relative()) git = folder / git;
+    }
+    if (std::filesystem::is_directory(git, error)) {
+      const auto head = first_line_of(git / "HEAD");
+      if (head.rfind("ref: ", 0) != 0) return head.size() == 40 ? head : std::string();
+      const auto ref = head.substr(5);
+      if (const auto direct = first_line_of(git / ref); direct.size() == 40) return direct;
+      std::ifstream packed(git / "packed-refs");
+      for (std::string line; std::getline(packed, line);)
+        if (line.size() > 41 && line.compare(41, std::string::npos, ref) == 0)
+          return line.substr(0, 40);
+      return {};
+    }
+    if (folder == folder.root_path()) break;
+  }
+  return {};
+}
+
+}  // namespace
+
+RunContext detect_context(const std::filesystem::path& folder) {
+  RunContext context;
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) == 0) context.host = host;
+  for (const char* variable : {"GITHUB_SHA", "CI_COMMIT_SHA", "BUILDKITE_COMMIT", "GIT_COMMIT"})
+    if (const char* value = std::getenv(variable); value && *value) {
+      context.commit = value;
+      return context;
+    }
+  context.commit = git_commit(folder);
+  return context;
+}
+
+}  // namespace ranktest::history

@@ -1,0 +1,90 @@
+// Every attempt of every run, kept in SQLite (<state-dir>/history.db by
+// default): what orders tests longest first, what balances time partitions,
+// what the ETA is based on, and what `ranktest history` reads. Several
+// runners may share one database at once: WAL journal and a busy timeout,
+// each write its own short transaction.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "events/event.h"
+#include "model/expected.h"
+
+struct sqlite3;
+
+namespace ranktest::history {
+
+// Where a run happened: recorded with each of its attempts.
+struct RunContext {
+  std::string host;
+  std::string commit;  // empty when unknown
+};
+
+struct TestStats {
+  std::string test_id;
+  std::size_t runs = 0;      // verdicts recorded (a retried test counts once per run)
+  std::size_t failed = 0;    // verdicts that were failures
+  std::size_t flaky = 0;     // verdicts that passed on a retry
+  std::size_t flips = 0;     // changes between passing and failing, run to run
+  std::chrono::milliseconds median{0};  // of its recent verdicts' durations
+  std::chrono::milliseconds longest{0};
+};
+
+struct AttemptRecord {
+  std::string run_id;
+  std::string finished_at;  // "2026-12-02T14:03:12.345Z"
+  int attempt = 0;
+  std::string outcome;
+  std::string reason;
+  std::chrono::milliseconds duration{0};
+  std::optional<std::uint64_t> peak_memory;
+  bool retrying = false;
+  bool flaky = false;
+  std::string host;
+  std::string commit;
+};
+
+class HistoryDb {
+ public:
+  // Opens (creating it and its folder) the database at `path`.
+  static Expected<std::unique_ptr<HistoryDb>> open(const std::filesystem::path& path);
+  ~HistoryDb();
+  HistoryDb(const HistoryDb&) = delete;
+  HistoryDb& operator=(const HistoryDb&) = delete;
+
+  Expected<Done> record_run_started(const events::RunStarted& event, const RunContext& context);
+  Expected<Done> record_attempt(const events::TestFinished& event, const RunContext& context);
+  Expected<Done> record_run_finished(const events::RunFinished& event);
+
+  // Each test's expected duration: the median of its last 5 verdicts that
+  // ran (skips and tests never started do not count).
+  std::map<std::string, std::chrono::milliseconds> expected_durations() const;
+
+  // Over each test's last `window` verdicts.
+  std::vector<TestStats> test_stats(std::size_t window = 50) const;
+  // One test's attempts, newest first.
+  std::vector<AttemptRecord> attempts_of(const std::string& test_id, std::size_t limit) const;
+  std::size_t run_count() const;
+
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  HistoryDb(std::filesystem::path path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+  Expected<Done> exec(const std::string& sql) const;
+  std::filesystem::path path_;
+  sqlite3* db_;
+};
+
+// This machine's name, and the commit being tested when it can be told:
+// $GITHUB_SHA, $CI_COMMIT_SHA, ..., else the HEAD of the git work tree that
+// holds `folder`.
+RunContext detect_context(const std::filesystem::path& folder);
+
+}  // namespace ranktest::history

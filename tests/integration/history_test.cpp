@@ -1,0 +1,87 @@
+// The history database: shared by concurrent runs without loss, read by
+// `ranktest history`, used to order tests, and never a reason to fail a run.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "harness.h"
+
+namespace ranktest::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(History, ConcurrentRunsShareItWithoutLoss) {
+  Workdir dir;
+  // Four runners at once on one state folder, each writing every attempt.
+  std::string command = "cd " + dir.path().string() + " && (";
+  for (int i = 0; i < 4; ++i)
+    command += std::string(RANKTEST_BINARY) + " run -j 2 --retries 1 " + fixture("params") + " " +
+               fixture("flaky") + " > out" + std::to_string(i) + " 2> err" +
+               std::to_string(i) + " & ";
+  command += "wait)";
+  ASSERT_EQ(shell(command), 0);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(read_file(dir.path() / ("err" + std::to_string(i))), "") << i;
+    EXPECT_THAT(read_file(dir.path() / ("out" + std::to_string(i))),
+                HasSubstr("ranktest: 8 passed, 1 failed, 0 skipped"));
+  }
+  const auto history = run_ranktest(dir, {"history", "--format", "json", "--slowest", "100"});
+  ASSERT_EQ(history.exit_code, 0) << history.err;
+  const auto json = nlohmann::json::parse(history.out);
+  EXPECT_EQ(json["runs"], 4);
+  ASSERT_EQ(json["slowest"].size(), 9u);
+  for (const auto& test : json["slowest"]) EXPECT_EQ(test["runs"], 4) << test.dump();
+  std::map<std::string, nlohmann::json> flakiest;
+  for (const auto& test : json["flakiest"]) flakiest[test["id"]] = test;
+  EXPECT_EQ(flakiest["fixture_flaky::Flaky.PassesOnTheSecondAttempt"]["flaky"], 4);
+  EXPECT_EQ(flakiest["fixture_flaky::Flaky.CrashesOnceThenPasses"]["flaky"], 4);
+
+  const auto one = run_ranktest(dir, {"history", "--test", "fixture_flaky::Flaky.AlwaysFails"});
+  EXPECT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_THAT(one.out, HasSubstr("the last 8 attempts, newest first"));
+  EXPECT_THAT(one.out, HasSubstr("failed (retried)"));
+  const auto text = run_ranktest(dir, {"history"});
+  EXPECT_THAT(text.out, HasSubstr("ranktest history: 4 runs, 9 tests in"));
+  EXPECT_THAT(text.out, HasSubstr("fixture_flaky::Flaky.PassesOnTheSecondAttempt"));
+}
+
+// With the previous runs' folders gone, the history still puts the longest
+// test first.
+TEST(History, OrdersTheLongestTestFirst) {
+  Workdir dir;
+  ASSERT_EQ(run_ranktest(dir, {"run", "-j", "1", fixture("slow")}).exit_code, 0);
+  std::filesystem::remove_all(dir.path() / ".ranktest" / "runs");
+  const auto second = run_ranktest(dir, {"run", "-j", "1", fixture("slow")});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  for (const auto& event : second.events())
+    if (event["event"] == "test-started") {
+      EXPECT_EQ(event["test"]["id"], "fixture_slow::Slow.TakesTwoSeconds");
+      break;
+    }
+}
+
+TEST(History, ADamagedDatabaseCostsTheHistoryNotTheRun) {
+  Workdir dir;
+  std::filesystem::create_directories(dir.path() / ".ranktest");
+  dir.write(".ranktest/history.db", "not a database\n");
+  const auto run = run_ranktest(dir, {"run", fixture("params")});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("history.db: history database:"));
+  EXPECT_THAT(run.err, HasSubstr("remove the file to start a new history, or set history = false"));
+  EXPECT_EQ(run.last_out_line(), "ranktest: 5 passed, 0 failed, 0 skipped");
+}
+
+TEST(History, FalseRecordsNothing) {
+  Workdir dir;
+  dir.write("ranktest.toml", "history = false\n[[source]]\npaths = [\"" + fixture("params") + "\"]\n");
+  EXPECT_EQ(run_ranktest(dir, {"run"}).exit_code, 0);
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / ".ranktest" / "history.db"));
+  const auto history = run_ranktest(dir, {"history"});
+  EXPECT_EQ(history.exit_code, 2);
+  EXPECT_THAT(history.err, HasSubstr("history = false"));
+}
+
+}  // namespace
+}  // namespace ranktest::testing

@@ -1,0 +1,134 @@
+#include "history/history_db.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+namespace ranktest::history {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+
+class History : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = fs::temp_directory_path() / ("history-test-" + std::to_string(getpid()) + "-" +
+                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir);
+    auto opened = HistoryDb::open(dir / "sub" / "history.db");
+    ASSERT_TRUE(opened) << opened.error().message;
+    db = std::move(*opened);
+  }
+  void TearDown() override {
+    db.reset();
+    fs::remove_all(dir);
+  }
+  // One run: each (test, outcome, duration ms[, attempt, retrying]).
+  struct Row {
+    std::string id;
+    Outcome outcome;
+    int ms;
+    int attempt = 1;
+    bool retrying = false;
+  };
+  void run(const std::string& run_id, const std::vector<Row>& rows) {
+    const RunContext context{"host-a", "0123456789abcdef0123456789abcdef01234567"};
+    events::RunStarted started;
+    started.run_id = run_id;
+    ASSERT_TRUE(db->record_run_started(started, context));
+    for (const auto& row : rows) {
+      events::TestFinished finished;
+      finished.run_id = run_id;
+      finished.test.id = row.id;
+      finished.attempt = row.attempt;
+      finished.retrying = row.retrying;
+      finished.result.outcome = row.outcome;
+      finished.result.duration = milliseconds(row.ms);
+      ASSERT_TRUE(db->record_attempt(finished, context));
+    }
+    events::RunFinished end;
+    end.run_id = run_id;
+    ASSERT_TRUE(db->record_run_finished(end));
+  }
+  fs::path dir;
+  std::unique_ptr<HistoryDb> db;
+};
+
+TEST_F(History, ExpectedDurationIsTheMedianOfTheLastFiveVerdicts) {
+  // 100 ms long ago, then 1, 2, 3, 40, 50 s: the last five's median is 3 s.
+  const int durations[] = {100, 1000, 2000, 3000, 40000, 50000};
+  for (int i = 0; i < 6; ++i)
+    run("r" + std::to_string(i), {{"A", Outcome::passed, durations[i]}});
+  // Skips, retried attempts and tests never started say nothing of duration.
+  run("r6", {{"A", Outcome::failed, 999999, 1, true}, {"A", Outcome::skipped, 0, 2},
+             {"B", Outcome::not_run, 0, 0}});
+  const auto expected = db->expected_durations();
+  EXPECT_EQ(expected.at("A"), milliseconds(3000));
+  EXPECT_EQ(expected.count("B"), 0u);
+}
+
+TEST_F(History, StatsCountFlakyRunsFlipsAndFailures) {
+  run("r1", {{"T", Outcome::passed, 10}, {"F", Outcome::failed, 10, 1, true},
+             {"F", Outcome::passed, 10, 2}});
+  run("r2", {{"T", Outcome::failed, 10}, {"F", Outcome::passed, 10}});
+  run("r3", {{"T", Outcome::passed, 10}, {"F", Outcome::crashed, 10}});
+  std::map<std::string, TestStats> by_id;
+  for (const auto& stats : db->test_stats()) by_id[stats.test_id] = stats;
+  EXPECT_EQ(by_id["T"].runs, 3u);
+  EXPECT_EQ(by_id["T"].failed, 1u);
+  EXPECT_EQ(by_id["T"].flips, 2u);
+  EXPECT_EQ(by_id["T"].flaky, 0u);
+  EXPECT_EQ(by_id["F"].runs, 3u);
+  EXPECT_EQ(by_id["F"].flaky, 1u);
+  EXPECT_EQ(by_id["F"].flips, 1u);
+  EXPECT_EQ(db->run_count(), 3u);
+  const auto attempts = db->attempts_of("F", 10);
+  ASSERT_EQ(attempts.size(), 4u);
+  EXPECT_EQ(attempts.front().outcome, "crashed");  // newest first
+  EXPECT_TRUE(attempts.back().retrying);
+  EXPECT_TRUE(attempts[2].flaky);
+  EXPECT_EQ(attempts[0].host, "host-a");
+}
+
+// Writers on separate connections at once: every row lands, none fails.
+TEST_F(History, ConcurrentWritersLoseNothing) {
+  std::vector<std::thread> writers;
+  std::atomic<int> failures{0};
+  for (int w = 0; w < 4; ++w)
+    writers.emplace_back([&, w] {
+      auto opened = HistoryDb::open(db->path());
+      if (!opened) {
+        ++failures;
+        return;
+      }
+      for (int i = 0; i < 100; ++i) {
+        events::TestFinished finished;
+        finished.run_id = "w" + std::to_string(w);
+        finished.test.id = "T" + std::to_string(i);
+        finished.result.outcome = Outcome::passed;
+        if (!(*opened)->record_attempt(finished, {})) ++failures;
+      }
+    });
+  for (auto& writer : writers) writer.join();
+  EXPECT_EQ(failures, 0);
+  std::size_t rows = 0;
+  for (const auto& stats : db->test_stats()) rows += stats.runs;
+  EXPECT_EQ(rows, 400u);
+}
+
+TEST_F(History, ADamagedFileIsAnErrorNamingItAndWhatToDo) {
+  const auto path = dir / "broken.db";
+  { std::ofstream(path) << "this is not a database, it only has a name like one\n"; }
+  const auto opened = HistoryDb::open(path);
+  ASSERT_FALSE(opened);
+  EXPECT_NE(opened.error().message.find(path.string()), std::string::npos);
+  EXPECT_NE(opened.error().message.find("remove the file"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ranktest::history
