@@ -16,6 +16,7 @@ packages=(
   python3-pytest-xdist    # bench/: the pytest comparison runs pytest -n 2
   python3-jsonschema      # a test validates emitted events against docs/events.schema.json
   chromium        # a test opens the HTML report in headless Chromium
+  bc              # bench/ scripts compute their ratios with it
 )
 
 missing=()

@@ -148,7 +148,8 @@ int run_command(const CommandLine& cli) {
   auto previous = expected_durations(config, history.get());
   auto& tests = std::get<std::vector<TestCase>>(discovered);
   const auto partitioned_out = keep_partition(tests, cli, previous);
-  auto plan = select::plan_tests(tests, cli.selection, config, schedule::device_counts(inventory));
+  auto plan = select::plan_tests(std::move(tests), cli.selection, config,
+                                 schedule::device_counts(inventory));
   plan.filtered_out += partitioned_out;
   select::order_longest_first(plan.to_run, previous);
 

@@ -370,16 +370,19 @@ void ProcessTestRunner::end_left_behind(RunningTest& running,
   if (running.cgroup) running.cgroup->kill_all();
 }
 
+// With a cgroup, its members are the test's processes: nothing the test
+// starts can leave it (short of a root process writing itself into another
+// cgroup, whose exit the subreaper still sees). Without one, every process
+// of the machine is scanned for the test's group and environment markers.
 std::vector<pid_t> ProcessTestRunner::test_processes(const RunningTest& running,
                                                      pid_t group) const {
-  auto pids = process::find_test_processes(group, markers(running));
   if (running.cgroup) {
-    const auto members = running.cgroup->processes();
-    pids.insert(pids.end(), members.begin(), members.end());
+    auto pids = running.cgroup->processes();
     std::sort(pids.begin(), pids.end());
     pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+    return pids;
   }
-  return pids;
+  return process::find_test_processes(group, markers(running));
 }
 
 std::vector<std::string> ProcessTestRunner::markers(const RunningTest& running) const {

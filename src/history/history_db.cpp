@@ -47,11 +47,19 @@ CREATE INDEX IF NOT EXISTS attempts_by_test ON attempts (test_id, id);
 PRAGMA user_version = 1;
 )sql";
 
-// A prepared statement, finalized on scope exit.
+// A prepared statement, finalized on scope exit unless it was lent.
 class Statement {
  public:
   Statement(sqlite3* db, const char* sql) { sqlite3_prepare_v2(db, sql, -1, &statement_, nullptr); }
-  ~Statement() { sqlite3_finalize(statement_); }
+  // Reuses a statement prepared earlier: reset, bindings cleared, kept.
+  explicit Statement(sqlite3_stmt* lent) : statement_(lent), owned_(false) {
+    sqlite3_reset(statement_);
+    sqlite3_clear_bindings(statement_);
+  }
+  ~Statement() {
+    if (owned_) sqlite3_finalize(statement_);
+    else sqlite3_reset(statement_);
+  }
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
   bool ok() const { return statement_ != nullptr; }
@@ -80,6 +88,7 @@ class Statement {
 
  private:
   sqlite3_stmt* statement_ = nullptr;
+  bool owned_ = true;
 };
 
 Error error_of(sqlite3* db, const std::filesystem::path& path, std::string_view doing) {
@@ -120,7 +129,10 @@ Expected<std::unique_ptr<HistoryDb>> HistoryDb::open(const std::filesystem::path
   return history;
 }
 
-HistoryDb::~HistoryDb() { sqlite3_close(db_); }
+HistoryDb::~HistoryDb() {
+  sqlite3_finalize(insert_attempt_);
+  sqlite3_close(db_);
+}
 
 Expected<Done> HistoryDb::exec(const std::string& sql) const {
   char* message = nullptr;
@@ -148,11 +160,14 @@ Expected<Done> HistoryDb::record_run_started(const events::RunStarted& event,
 
 Expected<Done> HistoryDb::record_attempt(const events::TestFinished& event,
                                          const RunContext& context) {
-  Statement insert(db_,
-                   "INSERT INTO attempts (run_id, test_id, attempt, outcome, reason, duration_ms, "
-                   "peak_memory_bytes, retrying, flaky, finished_at, host, commit_sha) "
-                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  if (!insert.ok()) return error_of(db_, path_, "record a test");
+  if (!insert_attempt_ &&
+      sqlite3_prepare_v2(db_,
+                         "INSERT INTO attempts (run_id, test_id, attempt, outcome, reason, "
+                         "duration_ms, peak_memory_bytes, retrying, flaky, finished_at, host, "
+                         "commit_sha) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                         -1, &insert_attempt_, nullptr) != SQLITE_OK)
+    return error_of(db_, path_, "record a test");
+  Statement insert(insert_attempt_);
   const auto& result = event.result;
   insert.bind(1, event.run_id).bind(2, event.test.id).bind(3, event.attempt)
       .bind(4, std::string(to_string(result.outcome))).bind(5, result.reason)

@@ -18,6 +18,7 @@
 #include "model/expected.h"
 
 struct sqlite3;
+struct sqlite3_stmt;
 
 namespace ranktest::history {
 
@@ -80,6 +81,8 @@ class HistoryDb {
   Expected<Done> exec(const std::string& sql) const;
   std::filesystem::path path_;
   sqlite3* db_;
+  // Prepared once: an insert per test attempt is the hot path.
+  sqlite3_stmt* insert_attempt_ = nullptr;
 };
 
 // This machine's name, and the commit being tested when it can be told:

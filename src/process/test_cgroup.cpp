@@ -2,6 +2,7 @@
 
 #include "process/process_scan.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
@@ -111,12 +112,25 @@ std::optional<fs::path> own_folder(const Mount& mount) {
 }
 
 // Pids listed in `dir`'s cgroup.procs and every cgroup below it.
+// The child cgroups of `dir`. readdir's d_type, not a stat per entry: a
+// cgroup folder holds dozens of control files, and this runs at every test's
+// end.
+std::vector<fs::path> child_cgroups(const fs::path& dir) {
+  std::vector<fs::path> children;
+  DIR* folder = opendir(dir.c_str());
+  if (!folder) return children;
+  while (const dirent* entry = readdir(folder)) {
+    if (entry->d_type != DT_DIR || entry->d_name[0] == '.') continue;
+    children.push_back(dir / entry->d_name);
+  }
+  closedir(folder);
+  return children;
+}
+
 void members(const fs::path& dir, std::vector<pid_t>& out) {
   for (const auto& line : split(read_small(dir / "cgroup.procs"), '\n'))
     if (!line.empty()) out.push_back(static_cast<pid_t>(std::atoi(line.c_str())));
-  std::error_code error;
-  for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error))
-    if (it->is_directory(error)) members(it->path(), out);
+  for (const auto& child : child_cgroups(dir)) members(child, out);
 }
 
 bool is_live(pid_t pid) {
@@ -127,12 +141,8 @@ bool is_live(pid_t pid) {
 
 // Removes `dir` and every cgroup below it, deepest first.
 bool remove_tree(const fs::path& dir) {
-  std::error_code error;
-  std::vector<fs::path> children;
-  for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error))
-    if (it->is_directory(error)) children.push_back(it->path());
   bool ok = true;
-  for (const auto& child : children) ok &= remove_tree(child);
+  for (const auto& child : child_cgroups(dir)) ok &= remove_tree(child);
   return ::rmdir(dir.c_str()) == 0 || errno == ENOENT ? ok : false;
 }
 

@@ -56,6 +56,7 @@ class ResourcePool {
   void release(const Grant& grant);
 
   int total_slots() const { return total_slots_; }
+  int free_slots() const { return static_cast<int>(free_slots_.size()); }
 
  private:
   int total_slots_;

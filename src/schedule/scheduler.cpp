@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <list>
+#include <map>
+#include <set>
 #include <thread>
 
 namespace ranktest::schedule {
@@ -69,13 +71,27 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
       if (it->not_before <= now && try_start(it->index, it->attempt)) it = retries.erase(it);
       else ++it;
     }
+    // What did not fit in this pass: a later test that needs as much does
+    // not fit either, so a suite of 100k tests is not scanned whole at every
+    // test's end.
+    std::set<std::pair<int, std::map<std::string, int>>> did_not_fit;
     for (auto it = pending.begin(); it != pending.end();) {
-      if (exclusive_running) return;
+      if (exclusive_running || resources.free_slots() == 0) return;
+      const auto& settings = plan[*it].settings;
       // An exclusive test waits for the others to finish and holds back
       // everything behind it meanwhile (they are all at the front).
-      if (plan[*it].settings.exclusive && running > 0) return;
-      if (try_start(*it, 1)) it = pending.erase(it);
-      else ++it;
+      if (settings.exclusive && running > 0) return;
+      auto shape = std::make_pair(resources.slots_needed(settings), settings.devices);
+      if (did_not_fit.count(shape)) {
+        ++it;
+        continue;
+      }
+      if (try_start(*it, 1)) {
+        it = pending.erase(it);
+      } else {
+        did_not_fit.insert(std::move(shape));
+        ++it;
+      }
     }
   };
 

@@ -86,21 +86,21 @@ std::optional<std::string> unsatisfiable(const ResolvedSettings& settings,
 
 }  // namespace
 
-TestPlan plan_tests(const std::vector<TestCase>& tests,
+TestPlan plan_tests(std::vector<TestCase> tests,
                     const Selection& selection, const config::Config& config,
                     const std::map<std::string, int>& capacity) {
   TestPlan plan;
-  for (const auto& test : tests) {
+  for (auto& test : tests) {
     if (!selection_matches(selection, test)) {
       ++plan.filtered_out;
     } else if (test.skip_reason) {
-      plan.to_skip.push_back(test);
+      plan.to_skip.push_back(std::move(test));
     } else {
       auto settings = resolve_settings(config, test);
       if (auto why = unsatisfiable(settings, capacity))
-        plan.cannot_run.push_back(NotRunnable{test, *why});
+        plan.cannot_run.push_back(NotRunnable{std::move(test), *why});
       else
-        plan.to_run.push_back(PlannedTest{test, std::move(settings)});
+        plan.to_run.push_back(PlannedTest{std::move(test), std::move(settings)});
     }
   }
   return plan;

@@ -59,7 +59,8 @@ struct TestPlan {
 
 // `capacity` is how many devices of each kind the machine has; a test that
 // needs more can never run and is reported, not dropped.
-TestPlan plan_tests(const std::vector<TestCase>& tests,
+// Takes the tests (moved in: a suite may hold 100k of them).
+TestPlan plan_tests(std::vector<TestCase> tests,
                     const Selection& selection, const config::Config& config,
                     const std::map<std::string, int>& capacity = {});
 

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Launch overhead: one generated GoogleTest binary with 2,000 trivial tests,
+# each run in a process of its own, two at a time, by
+#   - ranktest run -j2
+#   - ctest -j2, the binary registered with gtest_discover_tests
+#   - the floor: xargs -P2 starting the binary once per test with
+#     --gtest_filter (no result parsing, no isolation beyond the process)
+# Prints the median of several runs of each and the ratios.
+# Usage: bench/launch_overhead.sh [runs] (default 3). BENCH_TESTS=N changes
+# the number of tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-3}
+tests=${BENCH_TESTS:-2000}
+ranktest=$PWD/build/ranktest
+[[ -x $ranktest ]] || { echo "bench: build first (scripts/build.sh)" >&2; exit 2; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/project"
+cat > "$work/project/trivial_test.cpp" <<CPP
+#include <gtest/gtest.h>
+class Trivial : public ::testing::TestWithParam<int> {};
+TEST_P(Trivial, Passes) { EXPECT_GE(GetParam(), 0); }
+INSTANTIATE_TEST_SUITE_P(Many, Trivial, ::testing::Range(0, $tests));
+CPP
+cat > "$work/project/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.25)
+project(launch_overhead CXX)
+find_package(GTest REQUIRED)
+enable_testing()
+add_executable(trivial_test trivial_test.cpp)
+target_link_libraries(trivial_test PRIVATE GTest::gtest_main)
+include(GoogleTest)
+gtest_discover_tests(trivial_test DISCOVERY_TIMEOUT 60)
+CMAKE
+echo "bench: building a binary with $tests tests (and registering them with ctest)" >&2
+cmake -S "$work/project" -B "$work/build" -DCMAKE_BUILD_TYPE=Release > "$work/cmake.log" 2>&1 ||
+  { cat "$work/cmake.log" >&2; exit 1; }
+cmake --build "$work/build" -j2 > "$work/build.log" 2>&1 || { cat "$work/build.log" >&2; exit 1; }
+binary=$work/build/trivial_test
+"$binary" --gtest_list_tests | awk '/^[^ ]/{suite=$1} /^  /{print suite $1}' > "$work/names"
+[[ $(wc -l < "$work/names") -eq $tests ]] || { echo "bench: listing gave the wrong count" >&2; exit 1; }
+
+seconds() {  # runs "$@" and prints how long it took, failing if it failed
+  local start end
+  start=$(date +%s.%N)
+  "$@" > "$work/last.log" 2>&1 || { tail -20 "$work/last.log" >&2; echo "bench: '$*' failed" >&2; exit 1; }
+  end=$(date +%s.%N)
+  awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f\n", b - a }'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f\n", a / b }'; }
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+run_ranktest() { rm -rf "$work/state"; "$ranktest" run -j2 --state-dir "$work/state" "$binary"; }
+run_ctest() { (cd "$work/build" && ctest -j2 --output-on-failure); }
+run_floor() { xargs -P2 -I{} "$binary" --gtest_filter={} < "$work/names"; }
+
+declare -A times
+for tool in floor ranktest ctest; do
+  samples=()
+  for _ in $(seq "$runs"); do samples+=("$(seconds "run_$tool")"); done
+  times[$tool]=$(printf '%s\n' "${samples[@]}" | median)
+done
+printf 'launch overhead: %d trivial gtest tests, one process each, 2 at a time (median of %d runs)\n' \
+  "$tests" "$runs"
+printf '  %-44s %8.2f s\n' "floor: xargs -P2 <binary> --gtest_filter=<test>" "${times[floor]}"
+printf '  %-44s %8.2f s   %.2fx the floor   (goal <= 1.10x)\n' "ranktest run -j2" \
+  "${times[ranktest]}" "$(ratio "${times[ranktest]}" "${times[floor]}")"
+printf '  %-44s %8.2f s   %.2fx the floor; ranktest is %.2fx faster   (goal >= 2x)\n' \
+  "ctest -j2 (gtest_discover_tests)" "${times[ctest]}" \
+  "$(ratio "${times[ctest]}" "${times[floor]}")" "$(ratio "${times[ctest]}" "${times[ranktest]}")"
