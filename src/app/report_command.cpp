@@ -23,11 +23,12 @@ namespace {
 // for, and GitHub annotations in GitHub Actions (a killed run's report in CI
 // still annotates the failures it recorded).
 void add_outputs(events::Dispatcher& dispatcher, const CommandLine& cli) {
-  dispatcher.add(std::make_unique<report::TerminalReporter>(
-      stdout, report::TerminalOptions{cli.program + " run", 20,
-                                      *report::status_level_from_string(cli.status_level),
-                                      *report::status_level_from_string(cli.final_status_level),
-                                      report::terminal_style(stdout, cli.color).color}));
+  report::TerminalOptions terminal;
+  terminal.rerun_command = cli.program + " run";
+  terminal.status_level = *report::status_level_from_string(cli.status_level);
+  terminal.final_status_level = *report::status_level_from_string(cli.final_status_level);
+  terminal.color = report::terminal_style(stdout, cli.color).color;  // no live line: nothing runs
+  dispatcher.add(std::make_unique<report::TerminalReporter>(stdout, std::move(terminal)));
   if (cli.junit) dispatcher.add(std::make_unique<report::JunitReporter>(*cli.junit));
   if (cli.html)
     dispatcher.add(std::make_unique<report::HtmlReporter>(
