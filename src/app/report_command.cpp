@@ -22,12 +22,13 @@ namespace {
 // What `report` and `merge` write: the terminal summary, the files asked
 // for, and GitHub annotations in GitHub Actions (a killed run's report in CI
 // still annotates the failures it recorded).
-void add_outputs(events::Dispatcher& dispatcher, const CommandLine& cli) {
+void add_outputs(events::Dispatcher& dispatcher, const CommandLine& cli, std::string title) {
   report::TerminalOptions terminal;
   terminal.rerun_command = cli.program + " run";
   terminal.status_level = *report::status_level_from_string(cli.status_level);
   terminal.final_status_level = *report::status_level_from_string(cli.final_status_level);
   terminal.color = report::terminal_style(stdout, cli.color).color;  // no live line: nothing runs
+  terminal.replay_title = std::move(title);
   dispatcher.add(std::make_unique<report::TerminalReporter>(stdout, std::move(terminal)));
   if (cli.junit) dispatcher.add(std::make_unique<report::JunitReporter>(*cli.junit));
   if (cli.html)
@@ -54,7 +55,8 @@ int report_command(const CommandLine& cli, const std::filesystem::path& run_dir)
                "tests it had not finished are reported not-run\n",
                std::get<events::RunStarted>(run.events.front()).run_id);
   events::Dispatcher dispatcher(stderr);
-  add_outputs(dispatcher, cli);
+  add_outputs(dispatcher, cli,
+              "report of run " + std::get<events::RunStarted>(run.events.front()).run_id);
   for (const auto& event : run.events) dispatcher.dispatch(event);
   const auto& end = std::get<events::RunFinished>(run.events.back());
   if (!dispatcher.failures().empty()) return to_int(ExitCode::internal_error);
@@ -97,7 +99,7 @@ int merge_command(const CommandLine& cli, const std::vector<std::filesystem::pat
   merged.run_id = fmt::format("merge of {} runs", runs.size());
 
   events::Dispatcher dispatcher(stderr);
-  add_outputs(dispatcher, cli);
+  add_outputs(dispatcher, cli, merged.run_id);
   dispatcher.dispatch(merged);
   events::Counts counts;
   std::map<std::string, std::size_t> verdicts;  // test id -> runs that ran it

@@ -175,14 +175,15 @@ int run_command(const CommandLine& cli) {
     dispatcher.add(std::make_unique<report::JsonLinesReporter>(stdout));
   else {
     const auto style = report::terminal_style(stdout, cli.color);
-    dispatcher.add(std::make_unique<report::TerminalReporter>(
-        stdout, report::TerminalOptions{rerun_command(cli), 20,
-                                        *report::status_level_from_string(cli.status_level),
-                                        *report::status_level_from_string(cli.final_status_level),
-                                        style.color,
-                                        // Tests write to the terminal themselves then.
-                                        style.live_status && !cli.no_capture,
-                                        std::move(previous)}));
+    report::TerminalOptions terminal;
+    terminal.rerun_command = rerun_command(cli);
+    terminal.status_level = *report::status_level_from_string(cli.status_level);
+    terminal.final_status_level = *report::status_level_from_string(cli.final_status_level);
+    terminal.color = style.color;
+    // With --no-capture the tests write to the terminal themselves.
+    terminal.live_status = style.live_status && !cli.no_capture;
+    terminal.expected_durations = previous;
+    dispatcher.add(std::make_unique<report::TerminalReporter>(stdout, std::move(terminal)));
   }
   if (auto github = report::github_reporter_from_environment(stdout))
     dispatcher.add(std::move(github));

@@ -156,6 +156,12 @@ void TerminalReporter::on(const events::RunStarted& event) {
   std::string extra;
   if (event.tests_to_skip) extra += fmt::format(", {} skipped", event.tests_to_skip);
   if (event.filtered_out) extra += fmt::format(", {} filtered out", event.filtered_out);
+  if (!options_.replay_title.empty()) {
+    fmt::print(out_, "ranktest: {}: {} test{} run with {} job{}{}\n", shown(options_.replay_title),
+               event.tests_to_run, event.tests_to_run == 1 ? "" : "s", event.jobs,
+               event.jobs == 1 ? "" : "s", extra);
+    return;
+  }
   fmt::print(out_, "ranktest: running {} test{} with {} job{}{}; run folder {}\n",
              event.tests_to_run, event.tests_to_run == 1 ? "" : "s",
              event.jobs, event.jobs == 1 ? "" : "s", extra,
