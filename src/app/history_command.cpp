@@ -73,7 +73,8 @@ int history_command(const CommandLine& cli, const HistoryQuery& query) {
     return failure->exit_code;
   }
   const auto& config = std::get<config::Config>(loaded);
-  const auto path = config.history_path();
+  auto path = config.history_path();
+  if (path) path = path->lexically_normal();
   if (!path) {
     fmt::print(stderr, "ranktest: error: history = false in the configuration: nothing is "
                "recorded\n");
