@@ -38,7 +38,7 @@ class SimulatedRunner final : public schedule::TestRunner {
   void start(const select::PlannedTest&, const schedule::Assignment& assignment) override {
     running_.push_back({now_ + durations_[assignment.test_index], assignment});
   }
-  schedule::RunnerWakeup wait() override {
+  schedule::RunnerWakeup wait(std::optional<std::chrono::steady_clock::time_point>) override {
     const auto next = std::min_element(running_.begin(), running_.end(),
                                        [](const auto& a, const auto& b) { return a.end < b.end; });
     now_ = next->end;

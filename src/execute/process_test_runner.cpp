@@ -270,13 +270,25 @@ void ProcessTestRunner::give_up_fork_server(const TestCase& test, const std::str
              test.source_label, why);
 }
 
-schedule::RunnerWakeup ProcessTestRunner::wait() {
+std::optional<int> ProcessTestRunner::pause_until(std::chrono::steady_clock::time_point until) {
+  while (Clock::now() < until) {
+    reap();  // orphans of earlier tests may end meanwhile
+    const auto event = signals_.wait_until(until);
+    if (event.termination_signal) return event.termination_signal;
+  }
+  return std::nullopt;
+}
+
+schedule::RunnerWakeup ProcessTestRunner::wait(
+    std::optional<std::chrono::steady_clock::time_point> wake_by) {
   schedule::RunnerWakeup wakeup;
   for (;;) {
     reap();
     enforce_deadlines(Clock::now());
     if (!finished_.empty() || !slow_.empty() || wakeup.interrupt_signal) break;
-    const auto event = signals_.wait_until(next_deadline());
+    if (wake_by && Clock::now() >= *wake_by) break;
+    const auto event =
+        signals_.wait_until(wake_by ? std::min(*wake_by, next_deadline()) : next_deadline());
     if (event.termination_signal) {
       // A second signal while stopping: no more grace.
       if (stopping_)

@@ -48,7 +48,9 @@ class ProcessTestRunner final : public schedule::TestRunner {
 
   void start(const select::PlannedTest& test,
              const schedule::Assignment& assignment) override;
-  schedule::RunnerWakeup wait() override;
+  schedule::RunnerWakeup wait(
+      std::optional<std::chrono::steady_clock::time_point> wake_by) override;
+  std::optional<int> pause_until(std::chrono::steady_clock::time_point until) override;
   void stop_all() override;
 
  private:

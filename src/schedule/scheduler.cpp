@@ -103,11 +103,18 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
       const auto next = std::min_element(retries.begin(), retries.end(), [](const auto& a, const auto& b) {
         return a.not_before < b.not_before;
       });
-      std::this_thread::sleep_until(next->not_before);
+      if (const auto signal = runner.pause_until(next->not_before)) {
+        result.interrupt_signal = signal;
+        cancel(CancelReason::interrupted);
+      }
       continue;
     }
 
-    const RunnerWakeup wakeup = runner.wait();
+    // Woken in time for the first retry whose delay is still running.
+    std::optional<std::chrono::steady_clock::time_point> wake_by;
+    for (const auto& retry : retries)
+      if (!wake_by || retry.not_before < *wake_by) wake_by = retry.not_before;
+    const RunnerWakeup wakeup = runner.wait(wake_by);
     for (const auto& notice : wakeup.slow)
       observer.test_slow(plan[notice.assignment.test_index], notice);
     for (auto finished : wakeup.finished) {

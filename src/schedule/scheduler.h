@@ -3,7 +3,9 @@
 // the scheduling rules are tested without forking.
 #pragma once
 
+#include <chrono>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "model/outcome.h"
@@ -47,11 +49,18 @@ class TestRunner {
   // comes back from wait() with outcome `error`.
   virtual void start(const select::PlannedTest& test,
                      const Assignment& assignment) = 0;
-  // Blocks until a started test finished or an interruption arrived.
-  virtual RunnerWakeup wait() = 0;
+  // Blocks until a started test finished or an interruption arrived, or
+  // `wake_by` passed (a retry's delay ends then): an empty wakeup.
+  virtual RunnerWakeup wait(std::optional<std::chrono::steady_clock::time_point> wake_by) = 0;
   // Stops every running test (SIGTERM, grace period, SIGKILL); each still
   // comes back from wait(), as `interrupted`.
   virtual void stop_all() = 0;
+  // Nothing runs and a retry waits out its delay: returns at `until`, or
+  // sooner with the signal when the run is interrupted meanwhile.
+  virtual std::optional<int> pause_until(std::chrono::steady_clock::time_point until) {
+    std::this_thread::sleep_until(until);
+    return std::nullopt;
+  }
 };
 
 // Told of each step as it happens, in order.

@@ -65,6 +65,33 @@ TEST(Report, ARunWhoseRunnerWasKilledLosesNoFinishedTest) {
 // Twenty runs, each killed with SIGKILL at a random moment: every test
 // whose test-finished event reached the journal is in the rebuilt JUnit
 // file with its result; the rest are "not run: runner died".
+// Killed while a failed test waited for its retry: the report says the retry
+// never ran, and JUnit keeps the failed attempt.
+TEST(Report, ARetryTheRunnerDidNotLiveToStartIsNotRun) {
+  Workdir dir;
+  dir.write("ranktest.toml", "retries = 1\nretry-delay = \"60s\"\n[[source]]\npaths = [\"" +
+                                 fixture("flaky") + "\"]\n");
+  const auto journal = dir.path() / ".ranktest" / "runs" / "latest" / "events.jsonl";
+  const auto run = run_ranktest(dir, {"run", "--exact", "fixture_flaky::Flaky.PassesOnTheSecondAttempt"},
+                                SIGKILL, [&] {
+                                  return read_file(journal).find("\"retrying\":true") !=
+                                         std::string::npos;
+                                });
+  EXPECT_EQ(run.exit_code, 128 + SIGKILL);
+  const auto rebuilt = report(dir, run.run_dir());
+  EXPECT_EQ(rebuilt.exit_code, 1) << rebuilt.err;
+  EXPECT_NE(rebuilt.out.find("ranktest: 1 test not run: runner died before its retry"),
+            std::string::npos) << rebuilt.out;
+  pugi::xml_document document;
+  ASSERT_TRUE(document.load_file((dir.path() / "rebuilt.xml").c_str()));
+  EXPECT_TRUE(document.select_node(
+      "//testcase[@name='PassesOnTheSecondAttempt']/skipped[@message='not run: runner died before its retry']"));
+  EXPECT_TRUE(document.select_node("//testcase[@name='PassesOnTheSecondAttempt']/rerunFailure"));
+  std::string output;
+  EXPECT_EQ(shell("xmllint --noout --schema " RANKTEST_SOURCE_DIR "/tests/schemas/junit.xsd " +
+                      (dir.path() / "rebuilt.xml").string(), &output), 0) << output;
+}
+
 TEST(Report, SigkillAtRandomMomentsLosesNoFinishedTest) {
   std::random_device seed_source;
   const unsigned seed = seed_source();

@@ -4,6 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <csignal>
+
 #include "harness.h"
 
 namespace ranktest::testing {
@@ -106,6 +109,42 @@ TEST(Retries, NoneByDefaultAndPerTestFromOverrides) {
            std::stoll(time.substr(17, 2)) * 1000 + std::stoll(time.substr(20, 3));
   };
   EXPECT_GE((millis(second_start) - millis(first_end) + 86400000) % 86400000, 1000);
+}
+
+// Ctrl-C while a retry waits out its delay stops the run at once.
+TEST(Retries, AnInterruptDuringARetryDelayEndsTheRun) {
+  Workdir dir;
+  dir.write("ranktest.toml", "retries = 1\nretry-delay = \"10m\"\n[[source]]\npaths = [\"" +
+                                 fixture("flaky") + "\"]\n");
+  const auto journal = dir.path() / ".ranktest" / "runs" / "latest" / "events.jsonl";
+  const auto started = std::chrono::steady_clock::now();
+  const auto run = run_ranktest(dir, {"run", "--exact", "fixture_flaky::Flaky.AlwaysFails"}, SIGINT,
+                                [&] { return read_file(journal).find("\"retrying\":true") !=
+                                             std::string::npos; });
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::minutes(5));
+  EXPECT_EQ(run.exit_code, 130) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("ranktest: 1 test not run: the run was interrupted before its retry"));
+}
+
+// A retry starts when its delay ends, not when some other test next ends.
+TEST(Retries, ARetryStartsOnTimeWhileOtherTestsRun) {
+  Workdir dir;
+  dir.write("ranktest.toml", "retries = 1\nretry-delay = \"300ms\"\n[[source]]\npaths = [\"" +
+                                 fixture("flaky") + "\", \"" + fixture("slow") + "\"]\n");
+  const auto run = run_ranktest(dir, {"run", "-j", "2", "--exact",
+                                      "fixture_flaky::Flaky.PassesOnTheSecondAttempt", "--exact",
+                                      "fixture_slow::Slow.TakesTwoSeconds"});
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  // In journal order: the retry starts before the 2-second test ends.
+  int order = 0, retry_started = -1, slow_finished = -1;
+  for (const auto& event : run.events()) {
+    ++order;
+    if (event["event"] == "test-started" && event["attempt"] == 2) retry_started = order;
+    if (event["event"] == "test-finished" && event["test"]["name"] == "Slow.TakesTwoSeconds")
+      slow_finished = order;
+  }
+  ASSERT_GT(retry_started, 0);
+  EXPECT_LT(retry_started, slow_finished);
 }
 
 }  // namespace

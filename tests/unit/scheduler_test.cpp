@@ -46,7 +46,7 @@ class FakeRunner : public TestRunner {
     ++starts_[test.test.name];
   }
 
-  RunnerWakeup wait() override {
+  RunnerWakeup wait(std::optional<std::chrono::steady_clock::time_point>) override {
     RunnerWakeup wakeup;
     if (running_.empty() || ++waits_ > 100'000) {
       ADD_FAILURE() << "wait() with nothing running, or the run does not end";
@@ -162,8 +162,8 @@ TEST(Scheduler, FailedTestsAreRetriedAndOnlyTheLastAttemptCounts) {
   class Flaky : public FakeRunner {
    public:
     using FakeRunner::FakeRunner;
-    RunnerWakeup wait() override {
-      auto wakeup = FakeRunner::wait();
+    RunnerWakeup wait(std::optional<std::chrono::steady_clock::time_point> wake_by) override {
+      auto wakeup = FakeRunner::wait(wake_by);
       for (auto& finished : wakeup.finished) {
         const auto index = finished.assignment.test_index;
         finished.result.outcome = index == 0 && finished.assignment.attempt == 3
