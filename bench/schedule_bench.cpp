@@ -141,14 +141,14 @@ int scale(int count) {
     if (i % 100 == 0) listing += "Suite" + std::to_string(i / 100) + ".\n";
     listing += "  Test" + std::to_string(i % 100) + "\n";
   }
-  const auto listed = discover::parse_listing_text(listing);
+  auto listed = discover::parse_listing_text(listing);
   if (!listed) {
     std::fprintf(stderr, "schedule_bench: %s\n", listed.error().message.c_str());
     return 1;
   }
   std::vector<TestCase> tests;
   tests.reserve(listed->size());
-  for (const auto& entry : *listed) {
+  for (auto& entry : *listed) {
     TestCase test;
     test.name = entry.full_name();
     test.id = "big_test::" + test.name;
@@ -158,6 +158,9 @@ int scale(int count) {
   }
   listing.clear();
   listing.shrink_to_fit();
+  auto& entries = *listed;
+  entries.clear();
+  entries.shrink_to_fit();
   config::Config config;
   auto plan = select::plan_tests(std::move(tests), {}, config, {});
   select::order_longest_first(plan.to_run, {});
