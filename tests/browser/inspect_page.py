@@ -46,12 +46,15 @@ class Browser:
 
         self.process = subprocess.Popen(
             [chromium, "--headless", "--remote-debugging-pipe", "--no-sandbox",
+             "--disable-dev-shm-usage",  # containers often have a tiny /dev/shm
              "--disable-gpu", "--no-first-run", "--no-default-browser-check",
              "--disable-extensions", "--disable-background-networking",
              "--user-data-dir=" + profile, "about:blank"],
             # dup2 leaves fds 3 and 4 inheritable; close_fds would close them
             # after plumb() ran. Every other fd of ours is close-on-exec.
             close_fds=False, preexec_fn=plumb,
+            # A HOME of its own: CI users may have none, or one not writable.
+            env=dict(os.environ, HOME=profile, XDG_CONFIG_HOME=profile, XDG_CACHE_HOME=profile),
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.close(to_chrome_r)
         os.close(from_chrome_w)

@@ -74,8 +74,14 @@ TEST(Interruption, TestsOfASigkilledRunnerAreEndedByTheNextRun) {
       dir, {"run", fixture("outcomes"), "--filter", "Outcomes.LoopsForever", "--state-dir",
             "first"},
       SIGKILL, [&] {
-        return read_file(dir.path() / "first" / "runs" / "latest" / "events.jsonl")
-                   .find("\"test-started\"") != std::string::npos;
+        // test-started is written just before the test is spawned: wait for
+        // the process itself.
+        const auto latest = dir.path() / "first" / "runs" / "latest";
+        std::error_code error;
+        if (read_file(latest / "events.jsonl").find("\"test-started\"") == std::string::npos)
+          return false;
+        const auto folder = std::filesystem::canonical(latest, error);
+        return !error && !surviving_processes(folder).empty();
       });
   ASSERT_EQ(killed.exit_code, 128 + SIGKILL);
   const auto first_run = std::filesystem::canonical(dir.path() / "first" / "runs" / "latest");

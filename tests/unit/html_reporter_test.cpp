@@ -27,6 +27,16 @@ std::size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
+// A run of `tests` tests on 2 jobs, as run_command starts one.
+events::RunStarted started_run(std::size_t tests) {
+  events::RunStarted started;
+  started.run_id = "r";
+  started.run_dir = "runs/r";
+  started.tests_to_run = tests;
+  started.jobs = 2;
+  return started;
+}
+
 TEST(HtmlReport, NoTextClosesTheScriptItSitsIn) {
   const nlohmann::ordered_json data{{"name", "</script><script>alert(1)</script><!--"}};
   const auto page = render_html_report(data);
@@ -68,7 +78,7 @@ class HtmlReporterLogs : public ::testing::Test {
   }
   nlohmann::json report(HtmlOptions options, const std::vector<events::TestFinished>& tests) {
     HtmlReporter reporter(dir / "report.html", options);
-    reporter.report(events::RunStarted{"r", {}, "runs/r", tests.size(), 0, 0, 2});
+    reporter.report(started_run(tests.size()));
     for (const auto& test : tests) reporter.report(test);
     reporter.report(events::RunFinished{});
     return embedded(text::read_file(dir / "report.html"));

@@ -27,6 +27,25 @@ class Screen {
   std::FILE* file_;
 };
 
+// A run of `tests` tests on 2 jobs, as run_command starts one.
+events::RunStarted started_run(std::size_t tests) {
+  events::RunStarted started;
+  started.run_id = "r";
+  started.run_dir = "runs/r";
+  started.tests_to_run = tests;
+  started.jobs = 2;
+  return started;
+}
+
+TerminalOptions options(std::string rerun, StatusLevel during = StatusLevel::skip,
+                        StatusLevel at_end = StatusLevel::fail) {
+  TerminalOptions options;
+  options.rerun_command = std::move(rerun);
+  options.status_level = during;
+  options.final_status_level = at_end;
+  return options;
+}
+
 events::TestFinished finished(const std::string& name, Outcome outcome) {
   events::TestFinished event;
   event.test = events::TestInfo{"bin::" + name, name, "bin", std::nullopt};
@@ -36,8 +55,8 @@ events::TestFinished finished(const std::string& name, Outcome outcome) {
 
 TEST(TerminalReporter, QuietForPassesPreciseForFailures) {
   Screen screen;
-  TerminalReporter reporter(screen.file(), TerminalOptions{"ranktest run -c x.toml"});
-  reporter.report(events::RunStarted{"r", {}, "runs/r", 3, 0, 0, 2});
+  TerminalReporter reporter(screen.file(), options("ranktest run -c x.toml"));
+  reporter.report(started_run(3));
   reporter.report(finished("A.Passes", Outcome::passed));
   auto failure = finished("A.Fails", Outcome::failed);
   failure.result.failures.push_back({SourceLocation{"a.cpp", 9}, "Expected: 1\n  Actual: 2"});
@@ -79,8 +98,8 @@ TEST(TerminalReporter, QuietForPassesPreciseForFailures) {
 TEST(TerminalReporter, StatusLevelsChooseWhatIsPrinted) {
   const auto run = [](StatusLevel during, StatusLevel at_end) {
     Screen screen;
-    TerminalReporter reporter(screen.file(), TerminalOptions{"ranktest run", 20, during, at_end});
-    reporter.report(events::RunStarted{"r", {}, "runs/r", 3, 0, 0, 2});
+    TerminalReporter reporter(screen.file(), options("ranktest run", during, at_end));
+    reporter.report(started_run(3));
     reporter.report(finished("A.Passes", Outcome::passed));
     reporter.report(finished("A.Skips", Outcome::skipped));
     reporter.report(finished("A.Fails", Outcome::failed));
