@@ -29,6 +29,9 @@ void add_outputs(events::Dispatcher& dispatcher, const CommandLine& cli, std::st
   terminal.final_status_level = *report::status_level_from_string(cli.final_status_level);
   terminal.color = report::terminal_style(stdout, cli.color).color;  // no live line: nothing runs
   terminal.replay_title = std::move(title);
+  if (cli.junit) terminal.report_files.emplace_back("JUnit report", cli.junit->string());
+  if (cli.html) terminal.report_files.emplace_back("HTML report", cli.html->string());
+  if (cli.trace) terminal.report_files.emplace_back("trace", cli.trace->string());
   dispatcher.add(std::make_unique<report::TerminalReporter>(stdout, std::move(terminal)));
   if (cli.junit) dispatcher.add(std::make_unique<report::JunitReporter>(*cli.junit));
   if (cli.html)

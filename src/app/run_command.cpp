@@ -183,6 +183,9 @@ int run_command(const CommandLine& cli) {
     // With --no-capture the tests write to the terminal themselves.
     terminal.live_status = style.live_status && !cli.no_capture;
     terminal.expected_durations = previous;
+    if (config.junit) terminal.report_files.emplace_back("JUnit report", config.junit->string());
+    if (config.html) terminal.report_files.emplace_back("HTML report", config.html->string());
+    if (cli.trace) terminal.report_files.emplace_back("trace", cli.trace->string());
     dispatcher.add(std::make_unique<report::TerminalReporter>(stdout, std::move(terminal)));
   }
   if (auto github = report::github_reporter_from_environment(stdout))

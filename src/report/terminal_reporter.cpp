@@ -370,6 +370,9 @@ void TerminalReporter::on(const events::RunFinished& event) {
   for (const auto& [reason, count] : not_run_reasons_)
     fmt::print(out_, "ranktest: {} test{} not run: {}\n", count, count == 1 ? "" : "s",
                shown(reason));
+  for (const auto& [what, path] : options_.report_files)
+    fmt::print(out_, "ranktest: {}: {}\n", what,
+               shown(display_path(std::filesystem::path(path).lexically_normal().string())));
   fmt::print(out_, "ranktest: {} passed, {} failed, {} skipped\n", counts.passed,
              counts.failed, counts.skipped);
 }

@@ -36,6 +36,9 @@ struct TerminalOptions {
   bool live_status = false;
   // Each test's duration in the previous run: the live line's ETA.
   std::map<std::string, std::chrono::milliseconds> expected_durations;
+  // Files the run writes when it ends ("HTML report", path), named above the
+  // summary line so a person knows where to look.
+  std::vector<std::pair<std::string, std::string>> report_files;
   // Set when the events are replayed from stored runs, not happening now:
   // "report of run 20261202-…", "merge of 3 runs" leads the first line.
   std::string replay_title;

@@ -49,6 +49,8 @@ class HtmlReport : public ::testing::Test {
 TEST_F(HtmlReport, OpensInChromiumWithTimelineLogsAndEscapedNames) {
   ASSERT_EQ(run.exit_code, 1) << run.err;
   ASSERT_TRUE(std::filesystem::exists(dir.path() / "report.html")) << run.err;
+  // Named above the summary line, which stays last.
+  EXPECT_THAT(run.out, HasSubstr("\nranktest: HTML report: report.html\nranktest: "));
   std::string output;
   const int status = shell("/usr/bin/python3 " RANKTEST_SOURCE_DIR "/tests/browser/inspect_page.py " +
                                (dir.path() / "report.html").string() + " " +
