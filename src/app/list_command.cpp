@@ -51,9 +51,11 @@ int list_command(const CommandLine& cli) {
   process::SignalWatch signals;
   auto discovered = discover_tests(config, signals);
   if (auto* failure = std::get_if<Failure>(&discovered)) return fail(*failure);
-  const auto history = open_history(config, false);
-  keep_partition(std::get<std::vector<TestCase>>(discovered), cli,
-                 expected_durations(config, history.get()));
+  // Only a time partition needs durations: no database is opened otherwise.
+  std::map<std::string, config::Duration> expected;
+  if (cli.partition && cli.partition->strategy == select::Partition::Strategy::time)
+    expected = expected_durations(config, open_history(config, false).get());
+  keep_partition(std::get<std::vector<TestCase>>(discovered), cli, expected);
 
   std::vector<const TestCase*> selected;
   for (const auto& test : std::get<std::vector<TestCase>>(discovered))

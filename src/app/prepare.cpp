@@ -139,10 +139,9 @@ std::shared_ptr<history::HistoryDb> open_history(const config::Config& config, b
 
 std::map<std::string, config::Duration> expected_durations(const config::Config& config,
                                                            const history::HistoryDb* history) {
-  auto expected = events::previous_durations(config.state_dir);
-  if (history)
-    for (const auto& [id, duration] : history->expected_durations()) expected[id] = duration;
-  return expected;
+  // The history has every run the journal of the latest run has; the
+  // journal is read only without it.
+  return history ? history->expected_durations() : events::previous_durations(config.state_dir);
 }
 
 }  // namespace ranktest::app

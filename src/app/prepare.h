@@ -39,8 +39,8 @@ std::variant<std::vector<TestCase>, Failure> discover_tests(
 // file if it is not there yet (run does; list only reads).
 std::shared_ptr<history::HistoryDb> open_history(const config::Config& config, bool create);
 
-// Each test's expected duration: its recent median in the history, else its
-// duration in the previous run's journal.
+// Each test's expected duration: its recent median in the history, or, with
+// no history, its duration in the previous run's journal.
 std::map<std::string, config::Duration> expected_durations(const config::Config& config,
                                                            const history::HistoryDb* history);
 

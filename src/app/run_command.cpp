@@ -145,13 +145,13 @@ int run_command(const CommandLine& cli) {
   const auto inventory = schedule::merge_inventory(
       config.devices, schedule::detect_devices("/dev"));
   const auto history = open_history(config, true);
-  auto previous = expected_durations(config, history.get());
+  auto expected = expected_durations(config, history.get());
   auto& tests = std::get<std::vector<TestCase>>(discovered);
-  const auto partitioned_out = keep_partition(tests, cli, previous);
+  const auto partitioned_out = keep_partition(tests, cli, expected);
   auto plan = select::plan_tests(std::move(tests), cli.selection, config,
                                  schedule::device_counts(inventory));
   plan.filtered_out += partitioned_out;
-  select::order_longest_first(plan.to_run, previous);
+  select::order_longest_first(plan.to_run, expected);
 
   if (plan.to_run.empty() && plan.to_skip.empty() && plan.cannot_run.empty() &&
       cli.no_tests != NoTestsPolicy::pass) {
@@ -182,7 +182,7 @@ int run_command(const CommandLine& cli) {
     terminal.color = style.color;
     // With --no-capture the tests write to the terminal themselves.
     terminal.live_status = style.live_status && !cli.no_capture;
-    terminal.expected_durations = previous;
+    terminal.expected_durations = expected;
     if (config.junit) terminal.report_files.emplace_back("JUnit report", config.junit->string());
     if (config.html) terminal.report_files.emplace_back("HTML report", config.html->string());
     if (cli.trace) terminal.report_files.emplace_back("trace", cli.trace->string());

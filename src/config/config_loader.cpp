@@ -128,6 +128,14 @@ class TableReader {
     return wrong_type(key, node, kSize);
   }
 
+  // A whole number from `min` to `max`; anything else names the range.
+  Expected<int> integer(std::string_view key, const toml::node& node, int min, int max) const {
+    const auto value = node.value<int64_t>();
+    if (!node.is_integer() || *value < min || *value > max)
+      return wrong_type(key, node, fmt::format("an integer from {} to {}", min, max));
+    return static_cast<int>(*value);
+  }
+
   // The settings a test can get both from the top level (every test's
   // default) and from an [[override]].
   std::optional<Error> limits(const toml::table& table, TestSettings& settings) const {
@@ -136,10 +144,9 @@ class TableReader {
       settings.audit_children = node->value<bool>().value();
     }
     if (const auto* node = table.get("max-processes")) {
-      const auto count = node->value<int64_t>();
-      if (!node->is_integer() || *count < 1 || *count > 4194304)
-        return wrong_type("max-processes", *node, "an integer from 1 to 4194304");
-      settings.max_processes = static_cast<int>(*count);
+      const auto count = integer("max-processes", *node, 1, 4194304);
+      if (!count) return count.error();
+      settings.max_processes = *count;
     }
     if (const auto* node = table.get("max-memory")) {
       auto bytes = size("max-memory", *node);
@@ -148,10 +155,9 @@ class TableReader {
       settings.max_memory = *bytes;
     }
     if (const auto* node = table.get("retries")) {
-      const auto count = node->value<int64_t>();
-      if (!node->is_integer() || *count < 0 || *count > 100)
-        return wrong_type("retries", *node, "an integer from 0 to 100");
-      settings.retries = static_cast<int>(*count);
+      const auto count = integer("retries", *node, 0, 100);
+      if (!count) return count.error();
+      settings.retries = *count;
     }
     if (const auto* node = table.get("retry-delay")) {
       auto delay = duration("retry-delay", *node);
@@ -191,10 +197,9 @@ std::optional<Error> read_top_level(const toml::table& table,
   if (auto error = reader.check_keys(table, KnownKeys::top_level()))
     return error;
   if (const auto* node = table.get("jobs")) {
-    const auto jobs = node->value<int64_t>();
-    if (!node->is_integer() || *jobs < 1 || *jobs > 4096)
-      return reader.wrong_type("jobs", *node, "an integer from 1 to 4096");
-    config.jobs = static_cast<int>(*jobs);
+    const auto jobs = reader.integer("jobs", *node, 1, 4096);
+    if (!jobs) return jobs.error();
+    config.jobs = *jobs;
   }
   for (const auto& [key, target] :
        {std::pair{"timeout", &config.timeout}, std::pair{"slow", &config.slow},
@@ -369,10 +374,9 @@ std::optional<Error> read_override(const toml::table& table,
     entry.settings.slow = *value;
   }
   if (const auto* node = table.get("ranks")) {
-    const auto ranks = node->value<int64_t>();
-    if (!node->is_integer() || *ranks < 1 || *ranks > 1024)
-      return reader.wrong_type("ranks", *node, "an integer from 1 to 1024");
-    entry.settings.ranks = static_cast<int>(*ranks);
+    const auto ranks = reader.integer("ranks", *node, 1, 1024);
+    if (!ranks) return ranks.error();
+    entry.settings.ranks = *ranks;
   }
   if (const auto* node = table.get("devices")) {
     const auto* kinds = node->as_table();

@@ -91,15 +91,19 @@ class Statement {
   bool owned_ = true;
 };
 
-Error error_of(sqlite3* db, const std::filesystem::path& path, std::string_view doing) {
-  return Error{path.string() + ": history database: cannot " + std::string(doing) + ": " +
-               sqlite3_errmsg(db) +
+// Names the file, says what went wrong and what to do.
+Error history_error(const std::filesystem::path& path, const std::string& what) {
+  return Error{path.string() + ": history database: " + what +
                "; remove the file to start a new history, or set history = false"};
 }
 
+Error error_of(sqlite3* db, const std::filesystem::path& path, std::string_view doing) {
+  return history_error(path, "cannot " + std::string(doing) + ": " + sqlite3_errmsg(db));
+}
+
 bool is_failure_outcome(const std::string& outcome) {
-  return outcome == "failed" || outcome == "crashed" || outcome == "timed-out" ||
-         outcome == "leaked" || outcome == "child-failed" || outcome == "error";
+  const auto parsed = outcome_from_string(outcome);
+  return parsed && is_failure(*parsed);
 }
 
 }  // namespace
@@ -137,8 +141,7 @@ HistoryDb::~HistoryDb() {
 Expected<Done> HistoryDb::exec(const std::string& sql) const {
   char* message = nullptr;
   if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
-    Error error{path_.string() + ": history database: " + (message ? message : "error") +
-                "; remove the file to start a new history, or set history = false"};
+    Error error = history_error(path_, message ? message : "error");
     sqlite3_free(message);
     return error;
   }

@@ -25,20 +25,19 @@
   facts.barsPerLane = Object.fromEntries([...timeline.querySelectorAll(".lane")].map(
       lane => [lane.dataset.lane, lane.querySelectorAll(".bar").length]));
 
-  // Filtering by name.
-  const filter = document.getElementById("filter");
-  filter.value = "Collective.";
-  filter.dispatchEvent(new Event("input"));
-  facts.filteredRows = rows().map(idOf);
-  filter.value = "";
-  filter.dispatchEvent(new Event("input"));
-  // Filtering by outcome.
-  const outcome = document.getElementById("outcome-filter");
-  outcome.value = "crashed";
-  outcome.dispatchEvent(new Event("change"));
-  facts.crashedRows = rows().map(idOf);
-  outcome.value = "";
-  outcome.dispatchEvent(new Event("change"));
+  // The rows a filter shows, as a person's typing or choosing would; the
+  // filter is cleared again afterwards.
+  const filtered = (id, value, event) => {
+    const box = document.getElementById(id);
+    box.value = value;
+    box.dispatchEvent(new Event(event));
+    const shown = rows().map(idOf);
+    box.value = "";
+    box.dispatchEvent(new Event(event));
+    return shown;
+  };
+  facts.filteredRows = filtered("filter", "Collective.", "input");
+  facts.crashedRows = filtered("outcome-filter", "crashed", "change");
 
   // A bar of the failed multi-rank test, clicked: its row opens with the log
   // of every rank.

@@ -52,18 +52,10 @@ TEST(Examples, EveryExampleEndsAsDocumented) {
     if (result != "passed" && result != "skipped") ++not_passed;
     if (event["attempt"] != 0) ++started;
   }
-  std::size_t annotations = 0;
-  for (auto at = run.out.find("::error file="); at != std::string::npos;
-       at = run.out.find("::error file=", at + 1))
-    ++annotations;
-  EXPECT_EQ(annotations, not_passed) << run.out;
+  EXPECT_EQ(occurrences(run.out, "::error file="), not_passed) << run.out;
   EXPECT_NE(read_file(summary).find("### ranktest: 10 passed, 6 failed, 2 skipped"),
             std::string::npos);
-  std::size_t junit_cases = 0;
-  const auto junit = read_file(dir.path() / "junit.xml");
-  for (auto at = junit.find("<testcase "); at != std::string::npos; at = junit.find("<testcase ", at + 1))
-    ++junit_cases;
-  EXPECT_EQ(junit_cases, finished.size());
+  EXPECT_EQ(occurrences(read_file(dir.path() / "junit.xml"), "<testcase "), finished.size());
   const auto trace = nlohmann::json::parse(read_file(dir.path() / "trace.json"));
   std::set<std::string> traced;
   for (const auto& event : trace["traceEvents"])

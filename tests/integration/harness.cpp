@@ -20,6 +20,12 @@ std::string fixture(const std::string& name) {
   return std::string(FIXTURE_DIR) + "/fixture_" + name;
 }
 
+std::size_t occurrences(const std::string& text, const std::string& what) {
+  std::size_t count = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;
+  return count;
+}
+
 std::string read_file(const std::filesystem::path& path) {
   // Also reads /proc files of processes that may exit meanwhile, where
   // libstdc++'s filebuf throws on the failed read: an empty answer then.

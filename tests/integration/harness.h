@@ -49,6 +49,9 @@ Invocation run_ranktest(const Workdir& workdir,
 
 std::string read_file(const std::filesystem::path& path);
 
+// How many times `what` occurs in `text`.
+std::size_t occurrences(const std::string& text, const std::string& what);
+
 // The pids of live (not zombie) processes whose environment says they were
 // started by the run in `run_dir`: what a run left running.
 std::vector<std::string> surviving_processes(const std::filesystem::path& run_dir);

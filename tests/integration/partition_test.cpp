@@ -74,20 +74,12 @@ TEST(Partition, MergeOfThePartsIsTheWholeRun) {
   EXPECT_EQ(merged.last_out_line(), whole.last_out_line()) << merged.out;
   EXPECT_THAT(merged.out, HasSubstr("2 flaky tests"));
   EXPECT_TRUE(merged.err.empty()) << merged.err;
-  const auto junit = read_file(dir.path() / "merged.xml");
-  std::size_t cases = 0;
-  for (auto at = junit.find("<testcase "); at != std::string::npos; at = junit.find("<testcase ", at + 1))
-    ++cases;
-  EXPECT_EQ(cases, whole.finished().size());
+  EXPECT_EQ(occurrences(read_file(dir.path() / "merged.xml"), "<testcase "),
+            whole.finished().size());
   EXPECT_THAT(read_file(dir.path() / "merged.html"), HasSubstr("merge of 3 runs"));
 
   // Folders moved elsewhere (CI artifacts downloaded by another job) still
   // give every log to the report.
-  const auto count = [](const std::string& text, const std::string& what) {
-    std::size_t n = 0;
-    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-    return n;
-  };
   std::filesystem::rename(dir.path() / "part1", dir.path() / "artifact1");
   auto moved_args = merge_args;
   moved_args[4] = "moved.html";
@@ -95,7 +87,7 @@ TEST(Partition, MergeOfThePartsIsTheWholeRun) {
   const auto moved = run_ranktest(dir, moved_args);
   EXPECT_EQ(moved.last_out_line(), whole.last_out_line());
   const auto runs_of = [&](const std::string& file) {
-    return count(read_file(dir.path() / file), "[ RUN      ]");
+    return occurrences(read_file(dir.path() / file), "[ RUN      ]");
   };
   EXPECT_GT(runs_of("merged.html"), 0u);
   EXPECT_EQ(runs_of("moved.html"), runs_of("merged.html"));

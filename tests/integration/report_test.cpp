@@ -35,12 +35,7 @@ TEST(Report, ARunWhoseRunnerWasKilledLosesNoFinishedTest) {
   // Two slots: the slow test holds one while the quick ones finish in the
   // other; the runner is killed once they have.
   const auto run = run_ranktest(dir, {"run", fixture("slow"), "-j", "2"}, SIGKILL, [&] {
-    const auto text = read_file(journal);
-    std::size_t finished = 0;
-    for (auto at = text.find("\"test-finished\""); at != std::string::npos;
-         at = text.find("\"test-finished\"", at + 1))
-      ++finished;
-    return finished >= 4;
+    return occurrences(read_file(journal), "\"test-finished\"") >= 4;
   });
   EXPECT_EQ(run.exit_code, 128 + SIGKILL);
   const auto rebuilt = report(dir, run.run_dir());

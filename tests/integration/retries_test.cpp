@@ -59,11 +59,7 @@ TEST(Retries, AFailThenAPassIsFlakyAndCountsAsAPass) {
   EXPECT_THAT(junit, HasSubstr("tests=\"4\""));
   EXPECT_THAT(junit, HasSubstr("<flakyFailure message="));
   EXPECT_THAT(junit, HasSubstr("<flakyError message="));
-  std::size_t reruns = 0;
-  for (auto at = junit.find("<rerunFailure "); at != std::string::npos;
-       at = junit.find("<rerunFailure ", at + 1))
-    ++reruns;
-  EXPECT_EQ(reruns, 2u);
+  EXPECT_EQ(occurrences(junit, "<rerunFailure "), 2u);
 
   // Rebuilt from the journal: the same counts.
   const auto rebuilt = run_ranktest(dir, {"report", run.run_dir().string()});

@@ -1,12 +1,13 @@
 #include "report/html_reporter.h"
 
 #include <gtest/gtest.h>
-
-#include <filesystem>
-#include <cstdio>
-#include <fstream>
 #include <unistd.h>
 
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "run_events.h"
 #include "text/file_tail.h"
 
 namespace ranktest::report {
@@ -27,15 +28,7 @@ std::size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
-// A run of `tests` tests on 2 jobs, as run_command starts one.
-events::RunStarted started_run(std::size_t tests) {
-  events::RunStarted started;
-  started.run_id = "r";
-  started.run_dir = "runs/r";
-  started.tests_to_run = tests;
-  started.jobs = 2;
-  return started;
-}
+using testing::started_run;
 
 TEST(HtmlReport, NoTextClosesTheScriptItSitsIn) {
   const nlohmann::ordered_json data{{"name", "</script><script>alert(1)</script><!--"}};

@@ -4,6 +4,8 @@
 
 #include <cstdio>
 
+#include "run_events.h"
+
 namespace ranktest::report {
 namespace {
 
@@ -27,15 +29,7 @@ class Screen {
   std::FILE* file_;
 };
 
-// A run of `tests` tests on 2 jobs, as run_command starts one.
-events::RunStarted started_run(std::size_t tests) {
-  events::RunStarted started;
-  started.run_id = "r";
-  started.run_dir = "runs/r";
-  started.tests_to_run = tests;
-  started.jobs = 2;
-  return started;
-}
+using testing::started_run;
 
 TerminalOptions options(std::string rerun, StatusLevel during = StatusLevel::skip,
                         StatusLevel at_end = StatusLevel::fail) {
