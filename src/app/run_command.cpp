@@ -16,6 +16,7 @@
 #include "report/json_lines_reporter.h"
 #include "report/trace_reporter.h"
 #include "process/test_cgroup.h"
+#include "execute/launcher_command.h"
 #include "execute/process_test_runner.h"
 #include "execute/run_folder.h"
 #include "report/junit_reporter.h"
@@ -239,7 +240,8 @@ int run_command(const CommandLine& cli) {
                                kinds_of(inventory), config.max_output,
                                config.suspicious_output, execute::audit_helper_path(),
                                all_hints(config),
-                               cgroups->available() ? cgroups.get() : nullptr});
+                               cgroups->available() ? cgroups.get() : nullptr,
+                               config.mpirun, config.slurm, execute::rank_helper_path()});
     schedule::ResourcePool resources(
         config.jobs, inventory,
         schedule::PortPool(

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/duration.h"
@@ -35,7 +36,15 @@ struct SourceConfig {
   // pytest sources: fork each test from a server that collected once
   // ("fork-server"), or start a fresh interpreter per test ("plain").
   bool fork_server = false;
+  std::optional<Launcher> launcher;  // launcher = "mpirun"
   Place place;
+};
+
+// [mpirun] and [slurm]: how ranktest calls a launcher that starts ranks.
+struct LauncherConfig {
+  std::string command;             // a name looked up in PATH, or a path
+  std::vector<std::string> args;   // before ranktest's own arguments' end
+  std::optional<std::filesystem::path> hostfile;  // mpirun only
 };
 
 // Settings a test can get from an [[override]]; unset means "not said here".
@@ -60,6 +69,10 @@ struct TestSettings {
   // that then passes is flaky.
   std::optional<int> retries;
   std::optional<Duration> retry_delay;
+  // What starts the test's ranks; with slurm, over how many nodes (unset:
+  // as Slurm places the tasks).
+  std::optional<Launcher> launcher;
+  std::optional<int> nodes;
 };
 
 // Devices by kind, each with the ids the framework knows them by
@@ -117,7 +130,13 @@ struct Config {
 
   std::vector<SourceConfig> sources;
   std::vector<Override> overrides;
+
+  LauncherConfig mpirun{"mpirun", {}, std::nullopt};
+  LauncherConfig slurm{"srun", {}, std::nullopt};
 };
+
+// "local", "mpirun", "slurm".
+std::string_view launcher_name(Launcher launcher);
 
 // The keys ranktest.toml accepts, per table; docs/configuration.md must
 // describe each (a test checks it).
@@ -125,6 +144,7 @@ struct KnownKeys {
   static const std::vector<std::string>& top_level();
   static const std::vector<std::string>& source();
   static const std::vector<std::string>& override_table();
+  static const std::vector<std::string>& launcher_table(Launcher launcher);
   // Device kinds ranktest knows how to make visible to a test; [devices]
   // may name others, which are then visible through RANKTEST_DEVICES only.
   static const std::vector<std::string>& device_kinds();

@@ -20,20 +20,35 @@ const std::vector<std::string>& KnownKeys::top_level() {
   static const std::vector<std::string> keys{
       "jobs",  "timeout", "slow", "grace-period", "fail-fast", "state-dir",
       "junit", "html", "history", "max-output", "devices", "port-range", "suspicious-output", "audit-children",
-      "max-processes", "max-memory", "retries", "retry-delay", "flaky", "source", "override",
-      "hint"};
+      "max-processes", "max-memory", "retries", "retry-delay", "flaky", "launcher", "nodes",
+      "source", "override", "hint", "mpirun", "slurm"};
   return keys;
 }
 const std::vector<std::string>& KnownKeys::source() {
   static const std::vector<std::string> keys{"kind", "paths", "args", "env",
-                                             "cwd", "python", "mode"};
+                                             "cwd", "python", "mode", "launcher"};
   return keys;
 }
 const std::vector<std::string>& KnownKeys::override_table() {
   static const std::vector<std::string> keys{
       "filter", "timeout", "slow", "ranks", "devices", "exclusive", "labels", "leak",
-      "audit-children", "max-processes", "max-memory", "retries", "retry-delay"};
+      "audit-children", "max-processes", "max-memory", "retries", "retry-delay", "launcher",
+      "nodes"};
   return keys;
+}
+const std::vector<std::string>& KnownKeys::launcher_table(Launcher launcher) {
+  static const std::vector<std::string> mpirun{"command", "args", "hostfile"};
+  static const std::vector<std::string> slurm{"command", "args"};
+  return launcher == Launcher::mpirun ? mpirun : slurm;
+}
+
+std::string_view launcher_name(Launcher launcher) {
+  switch (launcher) {
+    case Launcher::local: return "local";
+    case Launcher::mpirun: return "mpirun";
+    case Launcher::slurm: return "slurm";
+  }
+  return "local";
 }
 const std::vector<std::string>& KnownKeys::device_kinds() {
   static const std::vector<std::string> kinds{"cuda", "hip", "tpu", "cpu-sim"};
@@ -64,6 +79,8 @@ class TableReader {
  public:
   TableReader(const std::string& file, std::string context)
       : file_(file), context_(std::move(context)) {}
+
+  const std::string& file() const { return file_; }
 
   Place place_of(const toml::source_region& region) const {
     return Place{file_, static_cast<int>(region.begin.line),
@@ -164,7 +181,24 @@ class TableReader {
       if (!delay) return delay.error();
       settings.retry_delay = *delay;
     }
+    if (const auto* node = table.get("launcher")) {
+      auto launcher = this->launcher(*node);
+      if (!launcher) return launcher.error();
+      settings.launcher = *launcher;
+    }
+    if (const auto* node = table.get("nodes")) {
+      const auto count = integer("nodes", *node, 1, 100000);
+      if (!count) return count.error();
+      settings.nodes = *count;
+    }
     return std::nullopt;
+  }
+
+  Expected<Launcher> launcher(const toml::node& node) const {
+    const auto name = node.value<std::string>();
+    for (const auto launcher : {Launcher::local, Launcher::mpirun, Launcher::slurm})
+      if (node.is_string() && *name == launcher_name(launcher)) return launcher;
+    return wrong_type("launcher", node, "\"local\", \"mpirun\" or \"slurm\"");
   }
 
   Expected<std::vector<std::string>> strings(std::string_view key,
@@ -190,6 +224,36 @@ class TableReader {
   const std::string& file_;
   std::string context_;
 };
+
+// [mpirun] or [slurm].
+std::optional<Error> read_launcher(const toml::node& node, Launcher launcher,
+                                   const std::string& file, const std::filesystem::path& root,
+                                   LauncherConfig& into) {
+  const auto name = launcher_name(launcher);
+  const auto* table = node.as_table();
+  if (!table)
+    return TableReader(file, "").wrong_type(name, node,
+                                            fmt::format("a table, written [{}]", name));
+  const TableReader reader(file, fmt::format(" in [{}]", name));
+  if (auto error = reader.check_keys(*table, KnownKeys::launcher_table(launcher))) return error;
+  if (const auto* command = table->get("command")) {
+    if (!command->is_string() || command->value<std::string>()->empty())
+      return reader.wrong_type("command", *command,
+                               fmt::format("the launcher's name or path, e.g. \"{}\"",
+                                           launcher == Launcher::mpirun ? "mpirun" : "srun"));
+    into.command = command->value<std::string>().value();
+  }
+  if (const auto* args = table->get("args")) {
+    auto list = reader.strings("args", *args);
+    if (!list) return list.error();
+    into.args = std::move(*list);
+  }
+  if (const auto* hostfile = table->get("hostfile")) {
+    if (!hostfile->is_string()) return reader.wrong_type("hostfile", *hostfile, "a path string");
+    into.hostfile = root / hostfile->value<std::string>().value();
+  }
+  return std::nullopt;
+}
 
 std::optional<Error> read_top_level(const toml::table& table,
                                     const TableReader& reader,
@@ -283,6 +347,13 @@ std::optional<Error> read_top_level(const toml::table& table,
     if (!node->is_string()) return reader.wrong_type("html", *node, "a path string");
     config.html = config.root / node->value<std::string>().value();
   }
+  for (const auto& [launcher, into] :
+       {std::pair{Launcher::mpirun, &config.mpirun}, std::pair{Launcher::slurm, &config.slurm}}) {
+    const auto name = launcher_name(launcher);
+    if (const auto* node = table.get(name))
+      if (auto error = read_launcher(*node, launcher, reader.file(), config.root, *into))
+        return error;
+  }
   return std::nullopt;
 }
 
@@ -319,6 +390,11 @@ std::optional<Error> read_source(const toml::table& table,
       return reader.error_at(node->source(),
                              "key 'mode' in [[source]] is for kind = \"pytest\" sources only");
     source.fork_server = *mode == "fork-server";
+  }
+  if (const auto* node = table.get("launcher")) {
+    auto launcher = reader.launcher(*node);
+    if (!launcher) return launcher.error();
+    source.launcher = *launcher;
   }
   const auto* paths = table.get("paths");
   if (!paths)

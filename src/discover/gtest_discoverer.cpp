@@ -41,6 +41,7 @@ TestCase make_test_case(const GtestBinary& binary, const ListedTest& listed) {
   test.extra_args = binary.args;
   test.env = binary.env;
   test.working_directory = binary.working_directory;
+  test.launcher = binary.launcher;
   test.location = listed.location;
   test.type_param = listed.type_param;
   test.value_param = listed.value_param;
@@ -145,6 +146,7 @@ Expected<std::vector<GtestBinary>> resolve_gtest_binaries(
       binary.executable = file;
       binary.args = source.args;
       binary.env = source.env;
+      binary.launcher = source.launcher;
       if (!source.working_directory.empty())
         binary.working_directory = config.root / source.working_directory;
       binaries.push_back(std::move(binary));

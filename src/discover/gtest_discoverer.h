@@ -21,6 +21,7 @@ struct GtestBinary {
   std::vector<std::string> args;
   std::map<std::string, std::string> env;
   std::filesystem::path working_directory;
+  std::optional<Launcher> launcher;
 };
 
 // GTEST_* variables of the runner's environment that would change which

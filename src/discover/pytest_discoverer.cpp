@@ -228,6 +228,7 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
     for (auto& test : *tests) {
       test.collect_arguments = collected_with;
       test.fork_server = source.fork_server;
+      test.launcher = source.launcher;
     }
     DiscoveredPytest discovered;
     discovered.tests = std::move(*tests);

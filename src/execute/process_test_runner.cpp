@@ -136,11 +136,13 @@ void ProcessTestRunner::note_left_behind(TestResult& result, const RunningTest& 
 }
 
 bool ProcessTestRunner::RunningTest::all_reaped() const {
+  if (launcher && !launcher->exit()) return false;
   return std::all_of(ranks.begin(), ranks.end(),
                      [](const Rank& r) { return r.result.has_value(); });
 }
 
 const process::ChildProcess* ProcessTestRunner::RunningTest::unreaped() const {
+  if (launcher) return launcher->exit() ? nullptr : &*launcher;
   for (const auto& rank : ranks)
     if (!rank.child.exit()) return &rank.child;
   return nullptr;
@@ -188,7 +190,9 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
     running->cgroup = options_.cgroups->create(
         process::CgroupLimits{test.settings.max_processes, test.settings.max_memory});
 
+  // Each rank's command, log, report and audit file, whoever starts it.
   const int world = test.settings.ranks;
+  std::vector<process::SpawnRequest> requests;
   for (int rank = 0; rank < world; ++rank) {
     const auto suffix = world == 1 ? std::string() : fmt::format("-rank-{}", rank);
     const auto report_path =
@@ -211,9 +215,26 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
       request.argv.insert(request.argv.begin(),
                           {options_.audit_helper.string(), audit_path.string()});
     }
+    running->ranks.push_back(Rank{rank, process::ChildProcess::elsewhere(), log_path,
+                                  report_path, audit_path, {}, {}, false, 0, {}});
+    requests.push_back(std::move(request));
+  }
+  if (test.settings.launcher != Launcher::local) {
+    bool launched = true;
+    start_with_launcher(*running, std::move(requests), [&](const std::string& why) {
+      launched = false;
+      failed_to_launch(why);
+    });
+    if (launched) running_.push_back(std::move(running));
+    return;
+  }
+  for (int rank = 0; rank < world; ++rank) {
+    auto& request = requests[static_cast<std::size_t>(rank)];
+    const auto& log_path = running->ranks[static_cast<std::size_t>(rank)].log_path;
+    const bool audited = !running->ranks[static_cast<std::size_t>(rank)].audit_path.empty();
     if (rank > 0) request.process_group = running->ranks.front().child.process_group();
     std::optional<Expected<process::ChildProcess>> spawned;
-    if (test.test.fork_server && audit_path.empty() && !log_path.empty())
+    if (test.test.fork_server && !audited && !log_path.empty())
       if (auto* server = fork_server_for(test)) {
         ForkRequest fork{test.test.name, request.environment, log_path,
                          test.test.working_directory, request.process_group,
@@ -232,8 +253,7 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
       return failed_to_launch(world == 1 ? child.error().message
                                          : fmt::format("rank {}: {}", rank,
                                                        child.error().message));
-    running->ranks.push_back(
-        Rank{rank, std::move(*child), log_path, report_path, audit_path, {}, {}, false});
+    running->ranks[static_cast<std::size_t>(rank)].child = std::move(*child);
   }
   // A forked test may have ended before it was adopted: its exit is waiting.
   for (auto& rank : running->ranks)
@@ -320,8 +340,15 @@ void ProcessTestRunner::reap() {
   const auto owner = [&](pid_t pid) {
     for (auto& running : running_)
       for (auto& rank : running->ranks)
-        if (rank.child.pid() == pid && !rank.child.exit()) return Owner{running.get(), &rank};
+        if (rank.child.is_ours() && rank.child.pid() == pid && !rank.child.exit())
+          return Owner{running.get(), &rank};
     return Owner{};
+  };
+  const auto launched = [&](pid_t pid) -> RunningTest* {
+    for (auto& running : running_)
+      if (running->launcher && running->launcher->pid() == pid && !running->launcher->exit())
+        return running.get();
+    return nullptr;
   };
   const auto dumper = [&](pid_t pid) -> Dumper* {
     for (auto& running : running_)
@@ -332,6 +359,7 @@ void ProcessTestRunner::reap() {
   const auto exits = process::reap_exited_children([&](pid_t pid) {
     // The test is over once its last rank is: end whatever its processes
     // left behind while the group id is still held by this zombie.
+    if (RunningTest* test = launched(pid)) return end_left_behind(*test, *test->launcher);
     const Owner found = owner(pid);
     if (!found.test) return;
     const auto left = std::count_if(found.test->ranks.begin(), found.test->ranks.end(),
@@ -342,6 +370,11 @@ void ProcessTestRunner::reap() {
   for (const auto& [pid, exit] : exits) {
     if (Dumper* d = dumper(pid)) {
       d->child.mark_reaped(exit);
+      continue;
+    }
+    if (RunningTest* test = launched(pid)) {
+      test->launcher->mark_reaped(exit);
+      launcher_ended(*test, now);
       continue;
     }
     const Owner found = owner(pid);
@@ -407,6 +440,7 @@ std::vector<std::string> ProcessTestRunner::markers(const RunningTest& running) 
 // test (every rank and whatever they started) writes all its threads'
 // stacks. False when none could be started (no gdb): then nothing waits.
 bool ProcessTestRunner::start_stack_dumps(RunningTest& running) {
+  if (running.launcher) return request_launcher_stacks(running);
   const auto* leader = running.unreaped();
   if (!leader) return false;
   request_python_stacks(running);
@@ -458,7 +492,7 @@ void ProcessTestRunner::request_python_stacks(const RunningTest& running) const 
 void ProcessTestRunner::detach_audits(const RunningTest& running) const {
   std::vector<pid_t> helpers;
   for (const auto& rank : running.ranks)
-    if (!rank.audit_path.empty() && !rank.child.exit()) {
+    if (!rank.audit_path.empty() && rank.child.is_ours() && !rank.child.exit()) {
       ::kill(rank.child.pid(), SIGUSR1);
       helpers.push_back(rank.child.pid());
     }
@@ -487,7 +521,10 @@ void ProcessTestRunner::rank_ended(RunningTest& running, Rank& rank,
 }
 
 void ProcessTestRunner::terminate(RunningTest& running, Clock::time_point now) {
-  signal_test(running, SIGTERM);
+  // Ranks a launcher started are asked through their ranktest-rank, on
+  // whichever node they run; the launcher goes on to collect their ends.
+  if (running.launcher) request_launcher_stop(running);
+  else signal_test(running, SIGTERM);
   running.kill_at = now + options_.grace_period;
 }
 
@@ -499,12 +536,12 @@ void ProcessTestRunner::signal_test(const RunningTest& running, int signal) cons
   if (!leader) return;
   leader->signal_group(signal);
   for (const auto& rank : running.ranks)
-    if (!rank.child.exit()) ::kill(rank.child.pid(), signal);  // unreaped: still ours
+    if (rank.child.is_ours() && !rank.child.exit()) ::kill(rank.child.pid(), signal);
   for (const pid_t pid : test_processes(running, leader->process_group())) ::kill(pid, signal);
   if (signal != SIGKILL) {
     leader->signal_group(SIGCONT);
     for (const auto& rank : running.ranks)
-      if (!rank.child.exit()) ::kill(rank.child.pid(), SIGCONT);
+      if (rank.child.is_ours() && !rank.child.exit()) ::kill(rank.child.pid(), SIGCONT);
   }
 }
 
@@ -512,6 +549,7 @@ void ProcessTestRunner::enforce_deadlines(Clock::time_point now) {
   for (auto& running : running_) {
     for (const auto& rank : running->ranks)
       if (!rank.child.exit()) release_middle(rank.log_path, options_.max_output);
+    if (running->launcher && now >= running->next_poll) poll_rank_ends(*running, now);
     if (!running->kill_at && !running->dump_until && now >= running->next_slow_note &&
         now < running->deadline) {
       slow_.push_back({running->assignment,
@@ -520,10 +558,20 @@ void ProcessTestRunner::enforce_deadlines(Clock::time_point now) {
       running->next_slow_note += running->test->settings.slow;
     }
     if (running->kill_at) {
-      if (now >= *running->kill_at) signal_test(*running, SIGKILL);
+      if (now >= *running->kill_at && running->launcher && !running->launcher_signalled) {
+        // The ranks did not stop: the launcher ends them its own way.
+        running->launcher_signalled = true;
+        signal_test(*running, SIGTERM);
+        running->kill_at = now + options_.grace_period;
+      } else if (now >= *running->kill_at) {
+        signal_test(*running, SIGKILL);
+      }
     } else if (running->dump_until) {
-      const bool dumped = std::all_of(running->dumpers.begin(), running->dumpers.end(),
-                                      [](const Dumper& d) { return d.child.exit(); });
+      const bool dumped =
+          running->launcher
+              ? launcher_stacks_taken(*running)
+              : std::all_of(running->dumpers.begin(), running->dumpers.end(),
+                            [](const Dumper& d) { return d.child.exit(); });
       if (dumped || now >= *running->dump_until) {
         for (auto& d : running->dumpers)
           if (!d.child.exit()) d.child.signal_group(SIGKILL);
@@ -552,6 +600,8 @@ ProcessTestRunner::Clock::time_point ProcessTestRunner::next_deadline() const {
     else
       next = std::min({next, running->deadline, running->next_slow_note,
                        running->stop_at.value_or(Clock::time_point::max())});
+    // A rank a launcher started ends without a signal to this process.
+    if (running->launcher) next = std::min(next, running->next_poll);
   }
   return next;
 }
@@ -670,6 +720,7 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
   for (const auto& d : running.dumpers)
     result.stacks.push_back(StackDump{d.pid, d.rank, d.path.string(),
                                       summarize_stack(text::read_file(d.path))});
+  if (running.launcher) collect_launcher_stacks(result, running);
   // Where a Python stack was dumped, it says more than the interpreter's C frames.
   if (running.timed_out)
     for (const auto& [pid, path] : python_stack_files(running.folder)) {
@@ -680,7 +731,7 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
       if (it == result.stacks.end()) {
         int rank = -1;
         for (const auto& r : running.ranks)
-          if (r.child.pid() == pid) rank = r.rank;
+          if ((r.child.is_ours() && r.child.pid() == pid) || r.remote_pid == pid) rank = r.rank;
         result.stacks.push_back(StackDump{pid, rank, path.string(), summary});
       } else {
         it->summary = summary;

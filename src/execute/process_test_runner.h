@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -38,6 +39,10 @@ struct RunnerOptions {
   std::vector<config::Hint> hints;
   // Where set and available, each test runs in a cgroup of its own.
   process::CgroupTree* cgroups = nullptr;
+  // [mpirun] and [slurm], and ranktest-rank, which they start per rank.
+  config::LauncherConfig mpirun;
+  config::LauncherConfig slurm;
+  std::filesystem::path rank_helper;
 };
 
 class ProcessTestRunner final : public schedule::TestRunner {
@@ -65,6 +70,10 @@ class ProcessTestRunner final : public schedule::TestRunner {
     Clock::time_point ended;            // set once reaped
     std::optional<RankResult> result;   // set once reaped
     bool stopped = false;  // still running when another rank's failure stopped it
+    // Started by a launcher: the test's pid on its node, once ranktest-rank
+    // said it started; what it left running there.
+    int remote_pid = 0;
+    std::vector<int> remote_left_behind;
   };
 
   // A debugger taking the stacks of one process of a hung test.
@@ -93,12 +102,28 @@ class ProcessTestRunner final : public schedule::TestRunner {
     // Processes still running when the last rank ended (then killed).
     std::vector<pid_t> left_behind;
     std::unique_ptr<process::TestCgroup> cgroup;  // null where cgroups are not used
+    // mpirun or srun, where a launcher starts the ranks; their ends are
+    // read from ranktest-rank's records, polled until then.
+    std::optional<process::ChildProcess> launcher;
+    Clock::time_point next_poll;
+    // Asked to stop through its ranks' files; at the next kill_at the
+    // launcher itself gets SIGTERM (this set), then SIGKILL.
+    bool launcher_signalled = false;
 
     bool all_reaped() const;
     const process::ChildProcess* unreaped() const;  // any rank still unreaped
   };
 
   void reap();
+  // Launchers (mpirun, srun): see launcher_runner.cpp.
+  void start_with_launcher(RunningTest& running, std::vector<process::SpawnRequest> ranks,
+                           const std::function<void(const std::string&)>& failed_to_launch);
+  void poll_rank_ends(RunningTest& running, Clock::time_point now);
+  void launcher_ended(RunningTest& running, Clock::time_point now);
+  bool request_launcher_stacks(RunningTest& running) const;
+  void request_launcher_stop(RunningTest& running) const;
+  bool launcher_stacks_taken(const RunningTest& running) const;
+  void collect_launcher_stacks(TestResult& result, const RunningTest& running) const;
   void rank_ended(RunningTest& running, Rank& rank, Clock::time_point now);
   void enforce_deadlines(Clock::time_point now);
   void terminate(RunningTest& running, Clock::time_point now);

@@ -13,6 +13,10 @@ namespace ranktest {
 
 enum class SuiteKind { gtest, pytest };
 
+// What starts a test's ranks (DESIGN.md, Launchers): ranktest itself, on
+// this machine; OpenMPI's mpirun; or a Slurm job step (srun).
+enum class Launcher : unsigned char { local, mpirun, slurm };
+
 struct SourceLocation {
   std::string file;
   int line = 0;
@@ -55,6 +59,8 @@ struct TestCase {
   // through one.
   std::vector<std::string> collect_arguments;
   bool fork_server = false;
+  // The source's launcher, where it names one; [[override]] entries win.
+  std::optional<Launcher> launcher;
 };
 
 }  // namespace ranktest

@@ -44,6 +44,11 @@ class ChildProcess {
   // orphan (this process is a child subreaper): a test forked by a fork
   // server whose intermediate parent exited.
   static ChildProcess adopt(pid_t pid, pid_t group) { return ChildProcess(pid, group); }
+  // A process this one does not own (one a launcher started, maybe on
+  // another node): never signalled or reaped here; its exit is recorded
+  // with mark_reaped() from what it reported.
+  static ChildProcess elsewhere() { return ChildProcess(-1, -1); }
+  bool is_ours() const { return pid_ > 0; }
 
   ChildProcess(ChildProcess&& other) noexcept;
   ChildProcess& operator=(ChildProcess&& other) noexcept;

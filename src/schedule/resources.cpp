@@ -36,6 +36,7 @@ ResourcePool::ResourcePool(int slots, config::DeviceInventory devices, PortPool 
 }
 
 int ResourcePool::slots_needed(const select::ResolvedSettings& settings) const {
+  if (!settings.ranks_run_here()) return 1;  // srun's, while the cluster runs the ranks
   return std::clamp(settings.ranks, 1, total_slots_);
 }
 

@@ -43,6 +43,8 @@ ResolvedSettings resolve_settings(const config::Config& config,
     take(chosen.max_memory, entry.settings.max_memory);
     take(chosen.retries, entry.settings.retries);
     take(chosen.retry_delay, entry.settings.retry_delay);
+    take(chosen.launcher, entry.settings.launcher);
+    take(chosen.nodes, entry.settings.nodes);
   }
   // Then what the test declares in its own source.
   take(chosen.ranks, test.declared.ranks);
@@ -54,6 +56,9 @@ ResolvedSettings resolve_settings(const config::Config& config,
   take(chosen.max_memory, config.defaults.max_memory);
   take(chosen.retries, config.defaults.retries);
   take(chosen.retry_delay, config.defaults.retry_delay);
+  take(chosen.launcher, test.launcher);  // the source's
+  take(chosen.launcher, config.defaults.launcher);
+  take(chosen.nodes, config.defaults.nodes);
   ResolvedSettings settings;
   settings.timeout = chosen.timeout.value_or(config.timeout);
   settings.slow = chosen.slow.value_or(config.slow);
@@ -67,6 +72,9 @@ ResolvedSettings resolve_settings(const config::Config& config,
   settings.max_memory = chosen.max_memory;
   settings.retries = chosen.retries.value_or(0);
   settings.retry_delay = chosen.retry_delay.value_or(config::Duration{0});
+  settings.launcher = chosen.launcher.value_or(Launcher::local);
+  settings.nodes = chosen.nodes.value_or(0);
+  if (settings.launcher == Launcher::slurm) std::swap(settings.devices, settings.cluster_devices);
   return settings;
 }
 

@@ -36,6 +36,15 @@ struct ResolvedSettings {
   std::optional<std::uint64_t> max_memory;
   int retries = 0;  // runs after a failed one, at most
   config::Duration retry_delay{0};
+  Launcher launcher = Launcher::local;
+  int nodes = 0;  // slurm: the nodes the ranks span; 0: as Slurm places them
+  // Devices a launcher requests for the test (Slurm's --gpus/--gres): the
+  // cluster's, not this machine's, so `devices` is then empty and the
+  // scheduler grants nothing here.
+  std::map<std::string, int> cluster_devices;
+  // Slurm places the ranks on its nodes: they take no slot of this machine
+  // but the one srun runs in.
+  bool ranks_run_here() const { return launcher != Launcher::slurm; }
 };
 ResolvedSettings resolve_settings(const config::Config& config,
                                   const TestCase& test);

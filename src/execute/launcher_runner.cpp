@@ -1,0 +1,216 @@
+// The part of ProcessTestRunner for tests whose ranks a launcher starts
+// (launcher = "mpirun" or "slurm"): one mpirun or srun process per test,
+// started like a local rank (its own process group, the test's cgroup,
+// output to launcher.log), which starts ranktest-rank once per rank. The
+// runner cannot wait for those: it polls the records ranktest-rank writes
+// in the attempt's folder (launch_plan.h). From there on a rank is handled
+// as a local one: classified from its exit and its framework's report, the
+// first to fail the root cause, the others stopped after the grace period,
+// stacks taken at the timeout (ranktest-rank runs the debuggers on each
+// rank's node when the runner asks in a file; stopping works the same way).
+#include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "execute/launch_plan.h"
+#include "execute/launcher_command.h"
+#include "execute/process_test_runner.h"
+#include "execute/stack_dump.h"
+#include "process/exit_status.h"
+#include "text/file_tail.h"
+#include "text/sanitize.h"
+
+namespace ranktest::execute {
+namespace {
+
+constexpr auto kPollInterval = std::chrono::milliseconds(100);
+
+// The last non-empty line the launcher printed: its reason for not
+// starting a rank ("mpirun was unable to launch ...", "srun: error: ...").
+std::string last_line_of(const std::filesystem::path& log) {
+  const auto tail = text::read_file_tail(log, 4096).bytes;
+  std::string last;
+  std::size_t begin = 0;
+  while (begin < tail.size()) {
+    auto end = tail.find('\n', begin);
+    if (end == std::string::npos) end = tail.size();
+    const auto line = tail.substr(begin, end - begin);
+    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+    begin = end + 1;
+  }
+  return text::terminal_safe(text::truncate_utf8(last, 300));
+}
+
+// The variables set for a rank: the difference local mode's whole
+// environment makes to the runner's own (which the launcher passes on).
+void split_environment(const std::vector<std::string>& whole, RankPlan& plan) {
+  for (const auto& entry : whole) {
+    const auto equals = entry.find('=');
+    if (equals == std::string::npos) continue;
+    const auto name = entry.substr(0, equals);
+    const auto value = entry.substr(equals + 1);
+    const char* here = ::getenv(name.c_str());
+    if (!here || value != here) plan.set.emplace_back(name, value);
+  }
+  for (char** entry = environ; *entry; ++entry) {
+    const std::string text(*entry);
+    const auto name = text.substr(0, text.find('='));
+    const bool kept = std::any_of(whole.begin(), whole.end(), [&](const std::string& e) {
+      return e.size() > name.size() && e.compare(0, name.size(), name) == 0 &&
+             e[name.size()] == '=';
+    });
+    if (!kept) plan.remove.push_back(name);
+  }
+}
+
+}  // namespace
+
+void ProcessTestRunner::start_with_launcher(
+    RunningTest& running, std::vector<process::SpawnRequest> ranks,
+    const std::function<void(const std::string&)>& failed_to_launch) {
+  const auto& settings = running.test->settings;
+  const bool mpirun = settings.launcher == Launcher::mpirun;
+  const auto& launcher = mpirun ? options_.mpirun : options_.slurm;
+  LaunchPlan plan;
+  plan.test_id = running.test->test.id;
+  plan.folder = running.folder;
+  if (mpirun && launcher.hostfile)
+    if (auto host = first_host_of_hostfile(*launcher.hostfile)) plan.master_address = *host;
+  for (auto& request : ranks) {
+    RankPlan rank;
+    rank.argv = std::move(request.argv);
+    split_environment(request.environment, rank);
+    // Slurm makes the devices it granted visible itself.
+    if (!mpirun)
+      std::erase_if(rank.set, [&](const auto& entry) {
+        return entry.first.ends_with("_VISIBLE_DEVICES") || entry.first == "TPU_VISIBLE_CHIPS";
+      });
+    rank.working_directory = request.working_directory;
+    rank.log = request.stdout_path;
+    plan.ranks.push_back(std::move(rank));
+  }
+  const auto plan_path = launch_plan_path(running.folder);
+  if (auto written = write_file_atomically(plan_path, launch_plan_json(plan)); !written)
+    return failed_to_launch(written.error().message);
+  if (::access(options_.rank_helper.c_str(), X_OK) != 0)
+    return failed_to_launch(fmt::format(
+        "launcher = \"{}\" needs {}, which is missing or not executable; reinstall ranktest",
+        config::launcher_name(settings.launcher), options_.rank_helper.string()));
+
+  process::SpawnRequest request;
+  request.argv = launcher_command(launcher, settings, options_.rank_helper, plan_path);
+  request.environment = process::make_environment({}, {});
+  request.stdout_path = running.folder / "launcher.log";
+  std::optional<Expected<process::ChildProcess>> spawned;
+  const auto spawn = [&] { spawned.emplace(process::ChildProcess::spawn(request)); };
+  if (!running.cgroup || !running.cgroup->spawn_inside(spawn)) spawn();
+  if (!*spawned)
+    return failed_to_launch(fmt::format("cannot start {}: {}", request.argv.front(),
+                                        spawned->error().message));
+  running.launcher.emplace(std::move(**spawned));
+  running.next_poll = Clock::now() + kPollInterval;
+}
+
+// Ranks whose ranktest-rank recorded their end since the last look, in the
+// order they ended (the first to fail is the root cause).
+void ProcessTestRunner::poll_rank_ends(RunningTest& running, Clock::time_point now) {
+  running.next_poll = now + kPollInterval;
+  std::vector<std::pair<std::int64_t, Rank*>> ended;
+  for (auto& rank : running.ranks) {
+    if (rank.result) continue;
+    if (!rank.remote_pid)
+      if (const auto start = parse_rank_start(
+              text::read_file(rank_start_path(running.folder, rank.rank))))
+        rank.remote_pid = start->pid;
+    const auto end = parse_rank_end(text::read_file(rank_end_path(running.folder, rank.rank)));
+    if (!end) continue;
+    rank.child.mark_reaped(end->exit);
+    rank.remote_left_behind = end->left_behind;
+    ended.emplace_back(end->ended_at_ns, &rank);
+  }
+  std::sort(ended.begin(), ended.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [at, rank] : ended) {
+    rank->ended = now;
+    rank_ended(running, *rank, now);
+  }
+}
+
+// The launcher is gone: every rank has ended, recorded or not. One that
+// started but left no record was killed under ranktest-rank (by the
+// launcher, or with its node); one that never started is the launcher's
+// failure, in its own words.
+void ProcessTestRunner::launcher_ended(RunningTest& running, Clock::time_point now) {
+  poll_rank_ends(running, now);
+  const auto& launcher = *running.launcher;
+  const auto name = config::launcher_name(running.test->settings.launcher);
+  for (auto& rank : running.ranks) {
+    if (rank.result) continue;
+    rank.ended = now;
+    if (rank.remote_pid) {
+      ProcessExit killed;
+      killed.signaled = true;
+      killed.signal = SIGKILL;
+      rank.child.mark_reaped(killed);
+      rank.stopped = rank.stopped || running.root_cause_rank.has_value();
+      rank_ended(running, rank, now);
+      if (rank.result->outcome == Outcome::crashed)
+        rank.result->reason = fmt::format(
+            "killed without an exit record ({} or its node ended ranktest-rank)", name);
+      continue;
+    }
+    RankResult never;
+    never.rank = rank.rank;
+    never.outcome = running.interrupted ? Outcome::interrupted : Outcome::error;
+    const auto said = last_line_of(running.folder / "launcher.log");
+    never.reason = fmt::format("{} did not start it ({}{}{})", name,
+                               process::describe(*launcher.exit()), said.empty() ? "" : ": ",
+                               said);
+    never.exit = launcher.exit();
+    never.log_path = (running.folder / "launcher.log").string();
+    never.duration = std::chrono::duration_cast<std::chrono::milliseconds>(now - running.started);
+    rank.result = std::move(never);
+    if (!running.root_cause_rank && !running.timed_out && !running.interrupted)
+      running.root_cause_rank = rank.rank;
+  }
+  for (const auto& rank : running.ranks)
+    running.left_behind.insert(running.left_behind.end(), rank.remote_left_behind.begin(),
+                               rank.remote_left_behind.end());
+}
+
+// At the timeout: every ranktest-rank takes its rank's stacks on its node.
+// False when no rank is running (or the request cannot be written).
+bool ProcessTestRunner::request_launcher_stacks(RunningTest& running) const {
+  const bool started = std::any_of(running.ranks.begin(), running.ranks.end(),
+                                   [](const Rank& r) { return r.remote_pid && !r.result; });
+  if (!started || !running.launcher || running.launcher->exit()) return false;
+  return write_file_atomically(stacks_request_path(running.folder), "").has_value();
+}
+
+void ProcessTestRunner::request_launcher_stop(RunningTest& running) const {
+  if (!write_file_atomically(stop_request_path(running.folder), ""))
+    signal_test(running, SIGTERM);  // then the launcher's way at once
+}
+
+bool ProcessTestRunner::launcher_stacks_taken(const RunningTest& running) const {
+  return std::all_of(running.ranks.begin(), running.ranks.end(), [&](const Rank& r) {
+    return !r.remote_pid || r.result ||
+           std::filesystem::exists(stacks_done_path(running.folder, r.rank));
+  });
+}
+
+void ProcessTestRunner::collect_launcher_stacks(TestResult& result,
+                                                const RunningTest& running) const {
+  std::error_code error;
+  for (std::filesystem::directory_iterator it(running.folder, error), end; !error && it != end;
+       it.increment(error)) {
+    int rank = 0, pid = 0;
+    if (!parse_rank_stack_name(it->path().filename().string(), rank, pid)) continue;
+    result.stacks.push_back(StackDump{pid, rank, it->path().string(),
+                                      summarize_stack(text::read_file(it->path()))});
+  }
+}
+
+}  // namespace ranktest::execute
