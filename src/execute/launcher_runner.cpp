@@ -27,20 +27,24 @@ namespace {
 
 constexpr auto kPollInterval = std::chrono::milliseconds(100);
 
-// The last non-empty line the launcher printed: its reason for not
-// starting a rank ("mpirun was unable to launch ...", "srun: error: ...").
-std::string last_line_of(const std::filesystem::path& log) {
-  const auto tail = text::read_file_tail(log, 4096).bytes;
-  std::string last;
+// The last non-empty lines the launcher printed: its reason for not
+// starting a rank ("srun: fatal: ...", "mpirun was unable to launch ...").
+std::string last_lines_of(const std::filesystem::path& log, std::size_t count) {
+  const auto tail = text::read_file_tail(log, 8192).bytes;
+  std::vector<std::string> lines;
   std::size_t begin = 0;
   while (begin < tail.size()) {
     auto end = tail.find('\n', begin);
     if (end == std::string::npos) end = tail.size();
-    const auto line = tail.substr(begin, end - begin);
-    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+    auto line = tail.substr(begin, end - begin);
+    if (line.find_first_not_of(" \t\r") != std::string::npos)
+      lines.push_back(text::terminal_safe(text::truncate_utf8(line, 300)));
     begin = end + 1;
   }
-  return text::terminal_safe(text::truncate_utf8(last, 300));
+  std::string out;
+  for (std::size_t i = lines.size() > count ? lines.size() - count : 0; i < lines.size(); ++i)
+    out += (out.empty() ? "" : "\n") + lines[i];
+  return out;
 }
 
 // The variables set for a rank: the difference local mode's whole
@@ -145,7 +149,9 @@ void ProcessTestRunner::poll_rank_ends(RunningTest& running, Clock::time_point n
 void ProcessTestRunner::launcher_ended(RunningTest& running, Clock::time_point now) {
   poll_rank_ends(running, now);
   const auto& launcher = *running.launcher;
-  const auto name = config::launcher_name(running.test->settings.launcher);
+  const auto& config = running.test->settings.launcher == Launcher::mpirun ? options_.mpirun
+                                                                             : options_.slurm;
+  const auto name = std::filesystem::path(config.command).filename().string();
   for (auto& rank : running.ranks) {
     if (rank.result) continue;
     rank.ended = now;
@@ -164,16 +170,18 @@ void ProcessTestRunner::launcher_ended(RunningTest& running, Clock::time_point n
     RankResult never;
     never.rank = rank.rank;
     never.outcome = running.interrupted ? Outcome::interrupted : Outcome::error;
-    const auto said = last_line_of(running.folder / "launcher.log");
-    never.reason = fmt::format("{} did not start it ({}{}{})", name,
-                               process::describe(*launcher.exit()), said.empty() ? "" : ": ",
-                               said);
+    never.reason = fmt::format("not started: {} ended with {}", name,
+                               process::describe(*launcher.exit()));
     never.exit = launcher.exit();
     never.log_path = (running.folder / "launcher.log").string();
     never.duration = std::chrono::duration_cast<std::chrono::milliseconds>(now - running.started);
-    rank.result = std::move(never);
-    if (!running.root_cause_rank && !running.timed_out && !running.interrupted)
+    if (!running.root_cause_rank && !running.timed_out && !running.interrupted) {
       running.root_cause_rank = rank.rank;
+      // What the launcher said is the root cause's message.
+      if (const auto said = last_lines_of(running.folder / "launcher.log", 5); !said.empty())
+        never.failures.push_back(FailureMessage{std::nullopt, said});
+    }
+    rank.result = std::move(never);
   }
   for (const auto& rank : running.ranks)
     running.left_behind.insert(running.left_behind.end(), rank.remote_left_behind.begin(),

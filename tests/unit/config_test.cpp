@@ -74,6 +74,39 @@ cpu-sim = ["a", "b"]
   EXPECT_EQ(config->devices.at("cpu-sim")[1], "b");
 }
 
+TEST(Config, ReadsTheLaunchers) {
+  auto config = parse(R"(
+launcher = "mpirun"
+
+[mpirun]
+command = "/opt/openmpi/bin/mpirun"
+hostfile = "hosts.txt"
+args = ["--bind-to", "none"]
+
+[slurm]
+args = ["--partition=gpu"]
+
+[[source]]
+paths = ["a_test"]
+launcher = "slurm"
+
+[[override]]
+filter = "Multi.*"
+launcher = "local"
+nodes = 2
+)");
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_EQ(config->defaults.launcher, Launcher::mpirun);
+  EXPECT_EQ(config->mpirun.command, "/opt/openmpi/bin/mpirun");
+  EXPECT_EQ(config->mpirun.hostfile, std::filesystem::path("/project/hosts.txt"));
+  EXPECT_EQ(config->mpirun.args, (std::vector<std::string>{"--bind-to", "none"}));
+  EXPECT_EQ(config->slurm.command, "srun");  // the default
+  EXPECT_EQ(config->slurm.args, std::vector<std::string>{"--partition=gpu"});
+  EXPECT_EQ(config->sources[0].launcher, Launcher::slurm);
+  EXPECT_EQ(config->overrides[0].settings.launcher, Launcher::local);
+  EXPECT_EQ(config->overrides[0].settings.nodes, 2);
+}
+
 TEST(Config, DefaultsWhenEmpty) {
   auto config = parse("");
   ASSERT_TRUE(config);
@@ -109,8 +142,20 @@ INSTANTIATE_TEST_SUITE_P(
                   "ranktest.toml:1:1: unknown key 'jobz'; known keys are: jobs, "
                   "timeout, slow, grace-period, fail-fast, state-dir, junit, "
                   "html, history, max-output, devices, port-range, suspicious-output, audit-children, "
-                  "max-processes, max-memory, retries, retry-delay, flaky, source, override, hint "
-                  "(see docs/configuration.md)"},
+                  "max-processes, max-memory, retries, retry-delay, flaky, launcher, nodes, source, "
+                  "override, hint, mpirun, slurm (see docs/configuration.md)"},
+        BadConfig{"[[override]]\nfilter = \"*\"\nlauncher = \"torchrun\"\n",
+                  "ranktest.toml:3:12: key 'launcher' in [[override]] must be \"local\", "
+                  "\"mpirun\" or \"slurm\", not a string"},
+        BadConfig{"[slurm]\nhostfile = \"hosts\"\n",
+                  "ranktest.toml:2:1: unknown key 'hostfile' in [slurm]; known keys are: "
+                  "command, args (see docs/configuration.md)"},
+        BadConfig{"[mpirun]\ncommand = \"\"\n",
+                  "ranktest.toml:2:11: key 'command' in [mpirun] must be the launcher's name "
+                  "or path, e.g. \"mpirun\", not a string"},
+        BadConfig{"nodes = 0\n",
+                  "ranktest.toml:1:9: key 'nodes' must be an integer from 1 to 100000, not an "
+                  "integer"},
         BadConfig{"[[override]]\nfilter = \"*\"\nmax-memory = \"lots\"\n",
                   "ranktest.toml:3:14: key 'max-memory' in [[override]] has the value \"lots\", "
                   "which is not a size: bytes, or a string such as \"100MiB\", \"64MB\", "

@@ -77,6 +77,38 @@ TEST(Plan, TestsNeedingMoreDevicesThanExistAreReportedNotDropped) {
   EXPECT_EQ(none.cannot_run[0].reason, "needs 8 tpu, inventory has 0");
 }
 
+TEST(Overrides, TheLauncherComesFromAnOverrideTheSourceOrTheTopLevel) {
+  config::Config config;
+  config.defaults.launcher = Launcher::mpirun;
+  config::TestSettings local;
+  local.launcher = Launcher::local;
+  config.overrides.push_back({"Local.*", local, {}});
+  auto from_slurm_source = make_test("Any.Test");
+  from_slurm_source.launcher = Launcher::slurm;
+  EXPECT_EQ(resolve_settings(config, make_test("Local.One")).launcher, Launcher::local);
+  EXPECT_EQ(resolve_settings(config, from_slurm_source).launcher, Launcher::slurm);
+  EXPECT_EQ(resolve_settings(config, make_test("Other.One")).launcher, Launcher::mpirun);
+  EXPECT_EQ(resolve_settings(config::Config{}, make_test("Other.One")).launcher,
+            Launcher::local);
+}
+
+// Slurm grants the devices of its nodes: a slurm test asks this machine's
+// inventory for none (so it is never "cannot run" here) and srun for all.
+TEST(Plan, SlurmTestsRequestTheirDevicesFromTheClusterNotThisMachine) {
+  config::Config config;
+  config::TestSettings gpus;
+  gpus.devices = std::map<std::string, int>{{"cuda", 8}};
+  gpus.launcher = Launcher::slurm;
+  gpus.ranks = 16;
+  config.overrides.push_back({"Big.*", gpus, {}});
+  const auto plan = plan_tests({make_test("Big.Model")}, Selection{}, config, {{"cuda", 2}});
+  ASSERT_EQ(plan.to_run.size(), 1u);
+  const auto& settings = plan.to_run[0].settings;
+  EXPECT_TRUE(settings.devices.empty());
+  EXPECT_EQ(settings.cluster_devices.at("cuda"), 8);
+  EXPECT_FALSE(settings.ranks_run_here());
+}
+
 TEST(Plan, LongestExpectedFirstWithUnknownTestsAhead) {
   std::vector<PlannedTest> tests;
   for (const char* name : {"A.Short", "A.New", "A.Long", "A.Middle", "A.Newer"})

@@ -1,0 +1,174 @@
+// What the runner tells mpirun and srun, what ranktest-rank reads from
+// them, and the records they exchange through the attempt's folder.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+
+#include "execute/launch_plan.h"
+#include "execute/launcher_command.h"
+#include "execute/rank_identity.h"
+#include "process/temporary_directory.h"
+
+namespace ranktest::execute {
+namespace {
+
+EnvironmentLookup lookup_in(std::map<std::string, std::string> env) {
+  return [env = std::move(env)](const char* name) -> std::optional<std::string> {
+    const auto it = env.find(name);
+    if (it == env.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+TEST(RankIdentity, FromOpenMpi) {
+  const auto id = rank_identity(lookup_in({{"OMPI_COMM_WORLD_RANK", "5"},
+                                           {"OMPI_COMM_WORLD_SIZE", "8"},
+                                           {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+                                           {"OMPI_COMM_WORLD_LOCAL_SIZE", "4"}}));
+  ASSERT_TRUE(id) << id.error().message;
+  EXPECT_EQ(id->rank, 5);
+  EXPECT_EQ(id->world, 8);
+  EXPECT_EQ(id->local_rank, 1);
+  EXPECT_EQ(id->local_world, 4);
+  EXPECT_TRUE(id->several_nodes);
+}
+
+TEST(RankIdentity, FromSlurmAcrossNodes) {
+  const auto id = rank_identity(lookup_in({{"SLURM_PROCID", "6"},
+                                           {"SLURM_STEP_NUM_TASKS", "7"},
+                                           {"SLURM_NTASKS", "99"},  // the job's, not the step's
+                                           {"SLURM_LOCALID", "0"},
+                                           {"SLURM_NODEID", "3"},
+                                           {"SLURM_STEP_TASKS_PER_NODE", "2(x3),1"},
+                                           {"SLURM_STEP_NODELIST", "gpu[007-010]"}}));
+  ASSERT_TRUE(id) << id.error().message;
+  EXPECT_EQ(id->rank, 6);
+  EXPECT_EQ(id->world, 7);
+  EXPECT_EQ(id->local_world, 1);
+  EXPECT_TRUE(id->several_nodes);
+  EXPECT_EQ(id->first_node, "gpu007");
+}
+
+TEST(RankIdentity, OneNodeOfSlurm) {
+  const auto id = rank_identity(lookup_in({{"SLURM_PROCID", "2"},
+                                           {"SLURM_NTASKS", "4"},
+                                           {"SLURM_LOCALID", "2"},
+                                           {"SLURM_NODEID", "0"},
+                                           {"SLURM_STEP_TASKS_PER_NODE", "4"},
+                                           {"SLURM_STEP_NODELIST", "vm"}}));
+  ASSERT_TRUE(id);
+  EXPECT_EQ(id->local_rank, 2);
+  EXPECT_EQ(id->local_world, 4);
+  EXPECT_FALSE(id->several_nodes);
+}
+
+TEST(RankIdentity, ErrorsSayWhatWasLookedFor) {
+  const auto none = rank_identity(lookup_in({}));
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find("OMPI_COMM_WORLD_RANK, SLURM_PROCID, PMI_RANK"),
+            std::string::npos);
+  const auto bad = rank_identity(lookup_in({{"SLURM_PROCID", "x"}, {"SLURM_NTASKS", "2"}}));
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message, "SLURM_PROCID=x is not a number");
+  EXPECT_FALSE(rank_identity(lookup_in({{"PMI_RANK", "2"}, {"PMI_SIZE", "2"}})));
+}
+
+TEST(RankIdentity, SlurmHostLists) {
+  EXPECT_EQ(first_host_of("vm"), "vm");
+  EXPECT_EQ(first_host_of("a1,b2"), "a1");
+  EXPECT_EQ(first_host_of("node[07-09,12],gpu1"), "node07");
+  EXPECT_EQ(first_host_of("n[3,5]-ib"), "n3-ib");
+  EXPECT_EQ(first_host_of("gpu1,node[2-3]"), "gpu1");
+  EXPECT_EQ(tasks_on_node("4", 0), 4);
+  EXPECT_EQ(tasks_on_node("2(x3),1", 2), 2);
+  EXPECT_EQ(tasks_on_node("2(x3),1", 3), 1);
+  EXPECT_EQ(tasks_on_node("2(x3),1", 4), std::nullopt);
+  EXPECT_EQ(tasks_on_node("2(x", 0), std::nullopt);
+}
+
+TEST(LauncherCommand, MpirunWithAHostfile) {
+  config::LauncherConfig mpirun{"mpirun", {"--oversubscribe"}, "/etc/hosts.mpi"};
+  select::ResolvedSettings settings;
+  settings.launcher = Launcher::mpirun;
+  settings.ranks = 4;
+  EXPECT_EQ(launcher_command(mpirun, settings, "/bin/ranktest-rank", "/run/plan.json"),
+            (std::vector<std::string>{"mpirun", "-np", "4", "--hostfile", "/etc/hosts.mpi",
+                                      "--mca", "orte_abort_on_non_zero_status", "0",
+                                      "--oversubscribe", "/bin/ranktest-rank",
+                                      "/run/plan.json"}));
+}
+
+TEST(LauncherCommand, SrunAsksSlurmForNodesAndDevices) {
+  config::LauncherConfig srun{"srun", {"--partition=gpu"}, std::nullopt};
+  select::ResolvedSettings settings;
+  settings.launcher = Launcher::slurm;
+  settings.ranks = 8;
+  settings.nodes = 2;
+  settings.cluster_devices = {{"cuda", 8}, {"tpu", 4}};
+  EXPECT_EQ(launcher_command(srun, settings, "/bin/ranktest-rank", "/run/plan.json"),
+            (std::vector<std::string>{"srun", "--ntasks=8", "--nodes=2", "--gpus=8",
+                                      "--gres=tpu:4", "--kill-on-bad-exit=0",
+                                      "--job-name=ranktest", "--partition=gpu",
+                                      "/bin/ranktest-rank", "/run/plan.json"}));
+}
+
+TEST(LauncherCommand, TheHostfilesFirstHostIsWhereRankZeroRuns) {
+  auto made = process::TemporaryDirectory::create("hostfile");
+  ASSERT_TRUE(made);
+  const auto& dir = *made;
+  std::ofstream(dir.path() / "hosts") << "# cluster\n\n  node3 slots=4\nnode4 slots=4\n";
+  EXPECT_EQ(first_host_of_hostfile(dir.path() / "hosts"), "node3");
+  std::ofstream(dir.path() / "empty") << "# nothing\n";
+  EXPECT_EQ(first_host_of_hostfile(dir.path() / "empty"), std::nullopt);
+  EXPECT_EQ(first_host_of_hostfile(dir.path() / "missing"), std::nullopt);
+}
+
+TEST(LaunchPlan, RoundTripsThroughJson) {
+  LaunchPlan plan;
+  plan.test_id = "bin::Suite.\"Quoted\"";
+  plan.folder = "/run/t/attempt-1";
+  plan.ranks.push_back(RankPlan{{"/bin/test", "--gtest_filter=Suite.*"},
+                                {{"RANK", "0"}, {"EMPTY", ""}},
+                                {"GTEST_SHARD_INDEX"},
+                                "/work",
+                                "/run/t/attempt-1/rank-0.log"});
+  const auto back = parse_launch_plan(launch_plan_json(plan));
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->test_id, plan.test_id);
+  EXPECT_EQ(back->ranks[0].argv, plan.ranks[0].argv);
+  EXPECT_EQ(back->ranks[0].set, plan.ranks[0].set);
+  EXPECT_EQ(back->ranks[0].remove, plan.ranks[0].remove);
+  EXPECT_EQ(back->ranks[0].log, plan.ranks[0].log);
+  EXPECT_FALSE(parse_launch_plan("{\"test\": 1}"));
+
+  RankEnd end;
+  end.exit.signaled = true;
+  end.exit.signal = 15;
+  end.stopped = true;
+  end.ended_at_ns = 1764712345123456789;
+  end.left_behind = {41, 42};
+  const auto end_back = parse_rank_end(rank_end_json(end));
+  ASSERT_TRUE(end_back);
+  EXPECT_EQ(end_back->exit.signal, 15);
+  EXPECT_TRUE(end_back->stopped);
+  EXPECT_EQ(end_back->ended_at_ns, end.ended_at_ns);
+  EXPECT_EQ(end_back->left_behind, end.left_behind);
+  const auto start_back = parse_rank_start(rank_start_json({3, "node7", 4242, "17.0"}));
+  ASSERT_TRUE(start_back);
+  EXPECT_EQ(start_back->host, "node7");
+  EXPECT_EQ(start_back->slurm_step, "17.0");
+  EXPECT_FALSE(parse_rank_start(""));
+}
+
+TEST(LaunchPlan, StackFileNames) {
+  int rank = -1, pid = -1;
+  EXPECT_TRUE(parse_rank_stack_name(rank_stack_path("/f", 3, 4711).filename().string(), rank, pid));
+  EXPECT_EQ(rank, 3);
+  EXPECT_EQ(pid, 4711);
+  EXPECT_FALSE(parse_rank_stack_name("stacks-4711.txt", rank, pid));
+  EXPECT_FALSE(parse_rank_stack_name("stacks-rank-3-4711.txt.tmp", rank, pid));
+}
+
+}  // namespace
+}  // namespace ranktest::execute
