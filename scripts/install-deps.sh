@@ -17,6 +17,8 @@ packages=(
   python3-jsonschema      # a test validates emitted events against docs/events.schema.json
   chromium        # a test opens the HTML report in headless Chromium
   bc              # bench/ scripts compute their ratios with it
+  openmpi-bin     # launcher = "mpirun": the tests start ranks with mpirun
+  slurm-wlm munge # launcher = "slurm": the tests start a single-node cluster (tests/slurm/)
 )
 
 missing=()

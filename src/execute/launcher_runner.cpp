@@ -106,7 +106,8 @@ void ProcessTestRunner::start_with_launcher(
   process::SpawnRequest request;
   request.argv = launcher_command(launcher, settings, options_.rank_helper, plan_path);
   request.environment = process::make_environment({}, {});
-  request.stdout_path = running.folder / "launcher.log";
+  // With --no-capture the launcher's words go to the terminal, as the ranks' do.
+  if (options_.capture_output) request.stdout_path = running.folder / "launcher.log";
   std::optional<Expected<process::ChildProcess>> spawned;
   const auto spawn = [&] { spawned.emplace(process::ChildProcess::spawn(request)); };
   if (!running.cgroup || !running.cgroup->spawn_inside(spawn)) spawn();
@@ -183,9 +184,13 @@ void ProcessTestRunner::launcher_ended(RunningTest& running, Clock::time_point n
     }
     rank.result = std::move(never);
   }
+  // What ranktest-rank found left behind; on this machine the test's
+  // cgroup may have named the same processes already.
   for (const auto& rank : running.ranks)
-    running.left_behind.insert(running.left_behind.end(), rank.remote_left_behind.begin(),
-                               rank.remote_left_behind.end());
+    for (const int pid : rank.remote_left_behind)
+      if (std::find(running.left_behind.begin(), running.left_behind.end(), pid) ==
+          running.left_behind.end())
+        running.left_behind.push_back(pid);
 }
 
 // At the timeout: every ranktest-rank takes its rank's stacks on its node.

@@ -549,7 +549,11 @@ void ProcessTestRunner::enforce_deadlines(Clock::time_point now) {
   for (auto& running : running_) {
     for (const auto& rank : running->ranks)
       if (!rank.child.exit()) release_middle(rank.log_path, options_.max_output);
-    if (running->launcher && now >= running->next_poll) poll_rank_ends(*running, now);
+    // Before a rank is judged still running (stopped, timed out), look.
+    if (running->launcher &&
+        (now >= running->next_poll || now >= running->deadline ||
+         (running->stop_at && now >= *running->stop_at)))
+      poll_rank_ends(*running, now);
     if (!running->kill_at && !running->dump_until && now >= running->next_slow_note &&
         now < running->deadline) {
       slow_.push_back({running->assignment,

@@ -9,7 +9,7 @@
 // records in the attempt's folder where it started and how the test's
 // process ended: the runner cannot wait for a process on another node.
 // What the runner asks for, through files in the attempt's folder (looked
-// for every 100 ms; launchers differ in which processes a signal reaches):
+// for every 20 ms; launchers differ in which processes a signal reaches):
 //   stop-requested    SIGTERM to the test's process group; the rank is then
 //                     recorded as stopped (as are SIGTERM, SIGINT and SIGHUP
 //                     a launcher forwards, which are passed on)
@@ -260,7 +260,10 @@ int main(int argc, char** argv) {
     ::kill(-test, SIGCONT);
   };
   bool stop_seen = false, stacks_taken = false;
-  const timespec poll{0, 100 * 1000 * 1000};
+  // Ranks see a stop one by one, within this of each other: short, as a
+  // rank stopped first can make a peer fail on its own ("connection
+  // closed") before that peer sees it.
+  const timespec poll{0, 20 * 1000 * 1000};
   for (;;) {
     siginfo_t info{};
     const int signal = ::sigtimedwait(&handled, &info, &poll);

@@ -16,15 +16,15 @@ dir=$(realpath -m "${2:?usage: cluster.sh start|stop DIR}")
 conf=$dir/slurm.conf
 
 stop() {
+  local daemon pid
   for daemon in slurmd slurmctld munged; do
-    if [[ -f $dir/$daemon.pid ]]; then
-      kill "$(cat "$dir/$daemon.pid")" 2>/dev/null || true
-      for _ in $(seq 50); do
-        kill -0 "$(cat "$dir/$daemon.pid")" 2>/dev/null || break
-        sleep 0.1
-      done
-      rm -f "$dir/$daemon.pid"
-    fi
+    pid=$(cat "$dir/$daemon.pid" 2>/dev/null) || continue
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 50); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    rm -f "$dir/$daemon.pid"
   done
 }
 

@@ -26,6 +26,12 @@ TEST(Docs, ConfigurationReferenceNamesEveryKey) {
                            &config::KnownKeys::override_table()})
     for (const auto& key : *keys)
       EXPECT_NE(doc.find("`" + key + "`"), std::string::npos) << key;
+  // The launcher tables are described where the launchers are.
+  const auto launchers = read_doc("launchers.md");
+  ASSERT_FALSE(launchers.empty());
+  for (const auto launcher : {Launcher::mpirun, Launcher::slurm})
+    for (const auto& key : config::KnownKeys::launcher_table(launcher))
+      EXPECT_NE(launchers.find("| `" + key + "` |"), std::string::npos) << key;
 }
 
 TEST(Docs, ExitCodesAreAllDocumented) {
