@@ -386,9 +386,6 @@ std::optional<Error> read_source(const toml::table& table,
     const auto mode = node->value<std::string>();
     if (!node->is_string() || (*mode != "plain" && *mode != "fork-server"))
       return reader.wrong_type("mode", *node, "\"plain\" or \"fork-server\"");
-    if (source.kind != SuiteKind::pytest)
-      return reader.error_at(node->source(),
-                             "key 'mode' in [[source]] is for kind = \"pytest\" sources only");
     source.fork_server = *mode == "fork-server";
   }
   if (const auto* node = table.get("launcher")) {

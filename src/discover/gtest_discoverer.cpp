@@ -42,6 +42,7 @@ TestCase make_test_case(const GtestBinary& binary, const ListedTest& listed) {
   test.env = binary.env;
   test.working_directory = binary.working_directory;
   test.launcher = binary.launcher;
+  test.fork_server = binary.fork_server;
   test.location = listed.location;
   test.type_param = listed.type_param;
   test.value_param = listed.value_param;
@@ -147,6 +148,7 @@ Expected<std::vector<GtestBinary>> resolve_gtest_binaries(
       binary.args = source.args;
       binary.env = source.env;
       binary.launcher = source.launcher;
+      binary.fork_server = source.fork_server;
       if (!source.working_directory.empty())
         binary.working_directory = config.root / source.working_directory;
       binaries.push_back(std::move(binary));

@@ -22,6 +22,7 @@ struct GtestBinary {
   std::map<std::string, std::string> env;
   std::filesystem::path working_directory;
   std::optional<Launcher> launcher;
+  bool fork_server = false;  // mode = "fork-server"
 };
 
 // GTEST_* variables of the runner's environment that would change which

@@ -11,7 +11,7 @@
 #include "execute/child_audit.h"
 #include "discover/pytest_discoverer.h"
 #include "execute/gtest_result.h"
-#include "execute/pytest_fork_server.h"
+#include "execute/fork_server.h"
 #include "execute/pytest_result.h"
 #include "execute/rank_environment.h"
 #include "execute/output_limit.h"
@@ -236,7 +236,7 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
     std::optional<Expected<process::ChildProcess>> spawned;
     if (test.test.fork_server && !audited && !log_path.empty())
       if (auto* server = fork_server_for(test)) {
-        ForkRequest fork{test.test.name, request.environment, log_path,
+        ForkRequest fork{test.test.name, request.argv, request.environment, log_path,
                          test.test.working_directory, request.process_group,
                          running->cgroup ? running->cgroup->procs_files()
                                          : std::vector<std::filesystem::path>{}};
@@ -266,12 +266,12 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
   running_.push_back(std::move(running));
 }
 
-PytestForkServer* ProcessTestRunner::fork_server_for(const select::PlannedTest& test) {
-  const auto key = PytestForkServer::key(test.test);
+ForkServer* ProcessTestRunner::fork_server_for(const select::PlannedTest& test) {
+  const auto key = ForkServer::key(test.test);
   if (no_fork_server_.count(key)) return nullptr;
   if (auto it = fork_servers_.find(key); it != fork_servers_.end()) return it->second.get();
-  const auto log = folder_.path() / fmt::format("pytest-fork-server-{}.log", fork_servers_.size() + 1);
-  auto server = PytestForkServer::start(test.test, log, test.settings.timeout);
+  const auto log = folder_.path() / fmt::format("fork-server-{}.log", fork_servers_.size() + 1);
+  auto server = ForkServer::start(test.test, log, test.settings.timeout);
   if (!server) {
     give_up_fork_server(test.test, server.error().message);
     return nullptr;
@@ -281,12 +281,12 @@ PytestForkServer* ProcessTestRunner::fork_server_for(const select::PlannedTest& 
 
 // Said once per source; its tests then start one interpreter each.
 void ProcessTestRunner::give_up_fork_server(const TestCase& test, const std::string& why) {
-  const auto key = PytestForkServer::key(test);
+  const auto key = ForkServer::key(test);
   if (!no_fork_server_.insert(key).second) return;
   fork_servers_.erase(key);
   fmt::print(stderr,
-             "ranktest: warning: the pytest fork server of {} cannot fork tests: {}; running its "
-             "tests in plain mode (a fresh interpreter each)\n",
+             "ranktest: warning: the fork server of {} cannot fork tests: {}; running its "
+             "tests in plain mode (a fresh process each)\n",
              test.source_label, why);
 }
 

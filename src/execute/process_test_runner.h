@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "config/duration.h"
-#include "execute/pytest_fork_server.h"
+#include "execute/fork_server.h"
 #include "execute/run_folder.h"
 #include "process/child_process.h"
 #include "process/signal_watch.h"
@@ -134,7 +134,7 @@ class ProcessTestRunner final : public schedule::TestRunner {
   bool start_stack_dumps(RunningTest& running);
   void detach_audits(const RunningTest& running) const;
   void request_python_stacks(const RunningTest& running) const;
-  PytestForkServer* fork_server_for(const select::PlannedTest& test);
+  ForkServer* fork_server_for(const select::PlannedTest& test);
   void give_up_fork_server(const TestCase& test, const std::string& why);
   std::vector<std::string> markers(const RunningTest& running) const;
   // Every live process of the test: its group, its cgroup, its markers.
@@ -152,7 +152,7 @@ class ProcessTestRunner final : public schedule::TestRunner {
   bool stopping_ = false;  // stop_all() was called
   // One per pytest source in fork-server mode; sources whose server could
   // not serve run plain.
-  std::map<std::string, std::unique_ptr<PytestForkServer>> fork_servers_;
+  std::map<std::string, std::unique_ptr<ForkServer>> fork_servers_;
   std::set<std::string> no_fork_server_;
   // Exits of orphans not (yet) known as a rank: a forked test can end
   // before the fork server's answer makes it one.

@@ -1,4 +1,4 @@
-#include "execute/pytest_fork_server.h"
+#include "execute/fork_server.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -31,16 +31,43 @@ bool write_all(int fd, std::string_view data) {
 
 }  // namespace
 
-std::string PytestForkServer::key(const TestCase& test) {
+std::string ForkServer::key(const TestCase& test) {
   std::string key = test.executable.string() + '\0' + test.working_directory.string();
   for (const auto& argument : test.collect_arguments) key += '\0' + argument;
+  for (const auto& argument : test.extra_args) key += '\0' + argument;
   return key;
 }
 
-Expected<std::unique_ptr<PytestForkServer>> PytestForkServer::start(
+std::filesystem::path ForkServer::preload_library() {
+  std::error_code error;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  return (error ? std::filesystem::path() : self.parent_path()) / "libranktest-forkserver.so";
+}
+
+Expected<std::unique_ptr<ForkServer>> ForkServer::start(
     const TestCase& test, const std::filesystem::path& log, std::chrono::milliseconds timeout) {
-  const auto plugin = discover::pytest_plugin_path();
-  if (!plugin) return Error{"cannot find ranktest's pytest plugin"};
+  process::SpawnRequest request;
+  std::vector<std::pair<std::string, std::string>> env(test.env.begin(), test.env.end());
+  env.emplace_back("RANKTEST_FORK_SERVER", "1");
+  if (test.kind == SuiteKind::pytest) {
+    const auto plugin = discover::pytest_plugin_path();
+    if (!plugin) return Error{"cannot find ranktest's pytest plugin"};
+    request.argv = discover::pytest_base_args(test.executable.string());
+    request.argv.push_back("-s");
+    request.argv.insert(request.argv.end(), test.collect_arguments.begin(),
+                        test.collect_arguments.end());
+    env.emplace_back("PYTHONPATH", discover::pytest_python_path(*plugin));
+    env.emplace_back("PYTHONUNBUFFERED", "1");
+  } else {
+    const auto library = preload_library();
+    if (::access(library.c_str(), R_OK) != 0)
+      return Error{fmt::format("{} is missing; reinstall ranktest", library.string())};
+    request.argv = {test.executable.string()};
+    env.emplace_back("LD_PRELOAD", library.string());
+  }
+  request.environment = process::make_environment(env, {});
+  request.working_directory = test.working_directory;
+  request.stdout_path = log;
   int requests[2], replies[2];
   if (::pipe2(requests, O_CLOEXEC) != 0) return Error{std::strerror(errno)};
   if (::pipe2(replies, O_CLOEXEC) != 0) {
@@ -48,18 +75,6 @@ Expected<std::unique_ptr<PytestForkServer>> PytestForkServer::start(
     ::close(requests[1]);
     return Error{std::strerror(errno)};
   }
-  process::SpawnRequest request;
-  request.argv = discover::pytest_base_args(test.executable.string());
-  request.argv.push_back("-s");
-  request.argv.insert(request.argv.end(), test.collect_arguments.begin(),
-                      test.collect_arguments.end());
-  std::vector<std::pair<std::string, std::string>> env(test.env.begin(), test.env.end());
-  env.emplace_back("PYTHONPATH", discover::pytest_python_path(*plugin));
-  env.emplace_back("PYTHONUNBUFFERED", "1");
-  env.emplace_back("RANKTEST_FORK_SERVER", "1");
-  request.environment = process::make_environment(env, {});
-  request.working_directory = test.working_directory;
-  request.stdout_path = log;
   request.descriptors = {{requests[0], 0}, {replies[1], 3}};
   auto child = process::ChildProcess::spawn(request);
   ::close(requests[0]);
@@ -69,8 +84,8 @@ Expected<std::unique_ptr<PytestForkServer>> PytestForkServer::start(
     ::close(replies[0]);
     return child.error();
   }
-  std::unique_ptr<PytestForkServer> server(
-      new PytestForkServer(std::move(*child), requests[1], replies[0]));
+  std::unique_ptr<ForkServer> server(
+      new ForkServer(std::move(*child), requests[1], replies[0]));
   auto ready = server->read_reply(timeout);
   if (!ready) {
     const auto said = text::read_file_tail(log, 2000).bytes;
@@ -85,13 +100,13 @@ Expected<std::unique_ptr<PytestForkServer>> PytestForkServer::start(
   return server;
 }
 
-PytestForkServer::~PytestForkServer() {
+ForkServer::~ForkServer() {
   // End of its requests: it leaves its loop; ~ChildProcess kills what is left.
   if (to_server_ >= 0) ::close(to_server_);
   if (from_server_ >= 0) ::close(from_server_);
 }
 
-Expected<std::string> PytestForkServer::read_reply(std::chrono::milliseconds timeout) {
+Expected<std::string> ForkServer::read_reply(std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     const auto newline = buffered_.find('\n');
@@ -115,7 +130,7 @@ Expected<std::string> PytestForkServer::read_reply(std::chrono::milliseconds tim
   }
 }
 
-Expected<pid_t> PytestForkServer::fork_test(const ForkRequest& request) {
+Expected<pid_t> ForkServer::fork_test(const ForkRequest& request) {
   Json env = Json::object();
   for (const auto& entry : request.environment) {
     const auto equals = entry.find('=');
@@ -124,7 +139,21 @@ Expected<pid_t> PytestForkServer::fork_test(const ForkRequest& request) {
   }
   Json cgroups = Json::array();
   for (const auto& path : request.cgroup_procs) cgroups.push_back(path.string());
+  // The gtest server gets argv and environment byte for byte (a test name
+  // need not be UTF-8); JSON strings cannot carry that, so hex.
+  const auto hex = [](const std::vector<std::string>& strings) {
+    Json list = Json::array();
+    for (const auto& text : strings) {
+      std::string digits;
+      digits.reserve(text.size() * 2);
+      for (const unsigned char c : text) digits += fmt::format("{:02x}", c);
+      list.push_back(std::move(digits));
+    }
+    return list;
+  };
   const Json message{{"nodeid", request.nodeid},
+                     {"argv_hex", hex(request.argv)},
+                     {"env_hex", hex(request.environment)},
                      {"env", env},
                      {"log", request.log.string()},
                      {"cwd", request.working_directory.string()},

@@ -1,6 +1,8 @@
-// A pytest fork server: pytest started once per source with ranktest's
-// plugin in server mode, which collects, then forks a fresh process per
-// test on request. Each test process is an orphan by the time the server
+// A fork server: a process started once per source that forks a fresh
+// process per test on request. For pytest, pytest with ranktest's plugin in
+// server mode, which collects first; for a gtest binary, the binary itself
+// with libranktest-forkserver.so preloaded, which serves after the
+// binary's static initialisation instead of calling main. Each test process is an orphan by the time the server
 // answers (its intermediate parent exited), so it is this runner's child
 // (the runner is a child subreaper) and is supervised like any rank.
 #pragma once
@@ -22,6 +24,7 @@ namespace ranktest::execute {
 
 struct ForkRequest {
   std::string nodeid;
+  std::vector<std::string> argv;  // gtest: the test process's whole argv
   std::vector<std::string> environment;  // "NAME=value", the whole of it
   std::filesystem::path log;
   std::filesystem::path working_directory;
@@ -29,17 +32,17 @@ struct ForkRequest {
   std::vector<std::filesystem::path> cgroup_procs;  // the test's cgroup.procs files
 };
 
-class PytestForkServer {
+class ForkServer {
  public:
   // Starts the server for the source `test` belongs to and waits (at most
   // `timeout`) until it has collected. An error says why it cannot serve;
   // so does a server that is up but whose guard already refuses to fork.
-  static Expected<std::unique_ptr<PytestForkServer>> start(const TestCase& test,
+  static Expected<std::unique_ptr<ForkServer>> start(const TestCase& test,
                                                            const std::filesystem::path& log,
                                                            std::chrono::milliseconds timeout);
-  ~PytestForkServer();
-  PytestForkServer(const PytestForkServer&) = delete;
-  PytestForkServer& operator=(const PytestForkServer&) = delete;
+  ~ForkServer();
+  ForkServer(const ForkServer&) = delete;
+  ForkServer& operator=(const ForkServer&) = delete;
 
   // A process running one test; an error when the server refused (the guard
   // found a device open or threads running) or is gone.
@@ -48,8 +51,11 @@ class PytestForkServer {
   // Which source a test belongs to, as far as its server is concerned.
   static std::string key(const TestCase& test);
 
+  // libranktest-forkserver.so, beside the ranktest binary.
+  static std::filesystem::path preload_library();
+
  private:
-  PytestForkServer(process::ChildProcess child, int to_server, int from_server)
+  ForkServer(process::ChildProcess child, int to_server, int from_server)
       : child_(std::move(child)), to_server_(to_server), from_server_(from_server) {}
   Expected<std::string> read_reply(std::chrono::milliseconds timeout);
 

@@ -1,0 +1,229 @@
+// libranktest-forkserver.so: a test binary as its own fork server
+// (`mode = "fork-server"` for gtest sources).
+//
+// ranktest starts the binary once with this library in LD_PRELOAD and
+// RANKTEST_FORK_SERVER=1. The library interposes the C library's program
+// start (__libc_start_main): the binary's static initialisation runs as
+// usual (registering every test), then, where `main` would be called, the
+// process serves instead. Each request forks a fresh copy of that
+// initialised image which then calls the real `main` with the test's own
+// argv (--gtest_filter, --gtest_output), environment (ranks, devices),
+// working directory, process group, cgroup and log: a test per process, as
+// in plain mode, without paying exec, dynamic linking and static
+// initialisation per test.
+//
+// The protocol is the pytest plugin's fork server's (see
+// python/ranktest_pytest/plugin.py): JSON lines on stdin, one reply per line
+// on fd 3, {"ready": true, "guard": null | why} first. Requests:
+//   {"argv_hex": [...], "env_hex": ["NAME=value", ...], "log": path,
+//    "cwd": path, "pgid": 0 | N, "cgroups": [cgroup.procs paths]}
+// (argv and environment hex-encoded, byte for byte: they need not be UTF-8).
+// Replies: {"pid": N} (the runner's own child: cloned with CLONE_PARENT) or
+// {"refused": why}. The guard refuses to fork while the
+// process runs more than one thread or holds an accelerator device open:
+// a forked child would inherit locks held by threads it does not have, or
+// a device context that cannot survive a fork.
+//
+// Without RANKTEST_FORK_SERVER the library does nothing: `main` runs.
+#include <dirent.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace {
+
+using Json = nlohmann::json;
+using Main = int (*)(int, char**, char**);
+
+Main g_main = nullptr;
+
+constexpr int kReplies = 3;
+
+void write_all(int fd, const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+void reply(const Json& message) { write_all(kReplies, message.dump() + "\n"); }
+
+// Why forking now would break the child, or nothing.
+std::optional<std::string> guard_problem() {
+  static const char* const kDevices[] = {"/dev/nvidia", "/dev/accel", "/dev/vfio/", "/dev/kfd",
+                                         "/dev/dri/"};
+  if (DIR* fds = ::opendir("/proc/self/fd")) {
+    while (const dirent* entry = ::readdir(fds)) {
+      char target[512] = {};
+      const std::string link = std::string("/proc/self/fd/") + entry->d_name;
+      if (::readlink(link.c_str(), target, sizeof target - 1) <= 0) continue;
+      for (const char* device : kDevices)
+        if (std::strncmp(target, device, std::strlen(device)) == 0) {
+          ::closedir(fds);
+          return std::string("it has ") + target +
+                 " open: a device was initialised before main (in a static initialiser), the "
+                 "cause of \"Cannot re-initialize CUDA in forked subprocess\"";
+        }
+    }
+    ::closedir(fds);
+  }
+  int threads = 0;
+  if (DIR* tasks = ::opendir("/proc/self/task")) {
+    while (const dirent* entry = ::readdir(tasks))
+      if (entry->d_name[0] != '.') ++threads;
+    ::closedir(tasks);
+  }
+  if (threads > 1)
+    return "it runs " + std::to_string(threads) +
+           " threads before main (started by a static initialiser): forking would copy one of "
+           "them and leave the others' locks held";
+  return std::nullopt;
+}
+
+// One line from stdin, without stdio (whose buffer a fork would copy).
+std::optional<std::string> read_request() {
+  static std::string buffered;
+  for (;;) {
+    const auto newline = buffered.find('\n');
+    if (newline != std::string::npos) {
+      auto line = buffered.substr(0, newline);
+      buffered.erase(0, newline + 1);
+      return line;
+    }
+    char chunk[65536];
+    const ssize_t n = ::read(0, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return std::nullopt;  // the runner closed its end: done
+    buffered.append(chunk, static_cast<std::size_t>(n));
+  }
+}
+
+// "2f62696e" -> "/bin": the runner sends argv and environment hex-encoded,
+// as they need not be UTF-8.
+std::vector<std::string> unhex(const Json& list) {
+  std::vector<std::string> out;
+  if (!list.is_array()) return out;
+  for (const auto& item : list) {
+    if (!item.is_string()) continue;
+    const auto& digits = item.get_ref<const std::string&>();
+    std::string bytes;
+    for (std::size_t i = 0; i + 1 < digits.size(); i += 2)
+      bytes += static_cast<char>(std::stoi(digits.substr(i, 2), nullptr, 16));
+    out.push_back(std::move(bytes));
+  }
+  return out;
+}
+
+// In the test's process: its group, cgroup, output, folder, environment.
+void become_test(const Json& request) {
+  const pid_t group = request.value("pgid", 0);
+  ::setpgid(0, group);
+  const auto list = [&](const char* key) {
+    const auto it = request.find(key);
+    return it == request.end() ? Json::array() : *it;
+  };
+  const Json cgroups = list("cgroups");
+  for (const auto& procs : cgroups) {
+    if (!procs.is_string()) continue;
+    const int fd = ::open(procs.get<std::string>().c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      write_all(fd, "0");
+      ::close(fd);
+    }
+  }
+  const auto log = request.value("log", std::string());
+  const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (out >= 0) {
+    ::dup2(out, 1);
+    ::dup2(out, 2);
+    ::close(out);
+  }
+  const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null >= 0) {
+    ::dup2(null, 0);
+    ::close(null);
+  }
+  ::close(kReplies);
+  ::clearenv();
+  static std::vector<std::string> environment;  // putenv keeps pointers into it
+  environment = unhex(request.value("env_hex", Json::array()));
+  for (auto& entry : environment) ::putenv(entry.data());
+  const auto cwd = request.value("cwd", std::string());
+  if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) {
+    std::fprintf(stderr, "ranktest fork server: cannot enter %s: %s\n", cwd.c_str(),
+                 std::strerror(errno));
+    ::_exit(127);
+  }
+}
+
+// Serves until the runner closes stdin (then exits), or returns the
+// request a forked test process is to run.
+Json serve() {
+  ::unsetenv("LD_PRELOAD");
+  const auto problem = guard_problem();
+  reply({{"ready", true}, {"guard", problem ? Json(*problem) : Json(nullptr)}});
+  while (const auto line = read_request()) {
+    Json request = Json::parse(*line, nullptr, false);
+    if (request.is_discarded() || unhex(request.value("argv_hex", Json::array())).empty()) {
+      reply({{"refused", "a request without argv"}});
+      continue;
+    }
+    if (const auto why = guard_problem()) {
+      reply({{"refused", *why}});
+      continue;
+    }
+    // The test process is the runner's child from the start (CLONE_PARENT:
+    // the runner reaps it and gets SIGCHLD, as for a spawned process), and
+    // the server waits for nothing. A raw clone runs no fork handlers: safe
+    // because the guard just saw a single thread, so no lock is held.
+    const pid_t child = static_cast<pid_t>(
+        ::syscall(SYS_clone, CLONE_PARENT | SIGCHLD, nullptr, nullptr, nullptr, nullptr));
+    if (child == 0) return request;
+    if (child < 0) {
+      reply({{"refused", std::string("fork failed: ") + std::strerror(errno)}});
+      continue;
+    }
+    const pid_t group = request.value("pgid", 0);
+    ::setpgid(child, group ? group : child);  // whichever of the two runs first
+    reply({{"pid", child}});
+  }
+  std::exit(0);
+}
+
+int serve_then_main(int argc, char** argv, char** envp) {
+  if (!std::getenv("RANKTEST_FORK_SERVER")) return g_main(argc, argv, envp);
+  const Json request = serve();
+  become_test(request);
+  // The test's argv lives as long as the process.
+  static std::vector<std::string> arguments;
+  static std::vector<char*> pointers;
+  arguments = unhex(request["argv_hex"]);
+  for (auto& argument : arguments) pointers.push_back(argument.data());
+  pointers.push_back(nullptr);
+  return g_main(static_cast<int>(arguments.size()), pointers.data(), environ);
+}
+
+}  // namespace
+
+extern "C" int __libc_start_main(Main main, int argc, char** argv, void (*init)(void),
+                                 void (*fini)(void), void (*rtld_fini)(void), void* stack_end) {
+  using Start = int (*)(Main, int, char**, void (*)(void), void (*)(void), void (*)(void), void*);
+  const auto real = reinterpret_cast<Start>(::dlsym(RTLD_NEXT, "__libc_start_main"));
+  g_main = main;
+  return real(serve_then_main, argc, argv, init, fini, rtld_fini, stack_end);
+}

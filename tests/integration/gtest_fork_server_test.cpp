@@ -1,0 +1,83 @@
+// mode = "fork-server" for gtest binaries: each test a fork of the binary
+// after its static initialisation (libranktest-forkserver.so), ending
+// exactly as when each test is a fresh process; and a binary that started
+// a thread before main is launched plainly, with the reason said.
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "harness.h"
+
+namespace ranktest::testing {
+namespace {
+
+// What a test's end says, less what differs between two runs (pids, times).
+std::map<std::string, std::string> verdicts(const Invocation& run) {
+  std::map<std::string, std::string> out;
+  const std::regex pid(R"(pid \d+)");
+  for (const auto& [id, event] : run.finished()) {
+    const auto& result = event["result"];
+    std::string verdict = result["outcome"].get<std::string>() + " | " +
+                          std::regex_replace(result.value("reason", ""), pid, "pid N");
+    if (result.contains("exit")) verdict += " | " + result["exit"].dump();
+    if (result.contains("root_cause_rank")) verdict += " | root " + result["root_cause_rank"].dump();
+    for (const auto& rank : result.value("ranks", nlohmann::json::array()))
+      verdict += " | rank " + rank["outcome"].get<std::string>();
+    for (const auto& failure : result.value("failures", nlohmann::json::array()))
+      verdict += " | " + failure.value("message", "");
+    out[id] = verdict;
+  }
+  return out;
+}
+
+Invocation run_in_mode(const Workdir& dir, const std::string& mode) {
+  dir.write("ranktest.toml",
+            "grace-period = \"1s\"\ntimeout = \"3s\"\n"
+            "[[source]]\nmode = \"" + mode + "\"\npaths = [\"" + fixture("outcomes") + "\", \"" +
+            fixture("ranks") + "\", \"" + fixture("params") + "\", \"" + fixture("leaks") +
+            "\", \"" + fixture("exit_after_pass") + "\", \"" + fixture("hostile_names") + "\"]\n"
+            "[[override]]\nfilter = \"Ranks.*\"\nranks = 3\n"
+            "[[override]]\nfilter = \"Leaks.BackgroundJobWarnedOnly\"\nleak = \"warn\"\n");
+  return run_ranktest(dir, {"run", "-j", "3"});
+}
+
+TEST(GtestForkServer, EveryOutcomeIsTheSameAsWithAFreshProcessPerTest) {
+  Workdir plain_dir, forked_dir;
+  const auto plain = run_in_mode(plain_dir, "plain");
+  const auto forked = run_in_mode(forked_dir, "fork-server");
+  EXPECT_EQ(forked.err.find("cannot fork tests"), std::string::npos) << forked.err;
+  EXPECT_EQ(forked.exit_code, plain.exit_code);
+  EXPECT_EQ(forked.last_out_line(), plain.last_out_line());
+  const auto expected = verdicts(plain);
+  const auto got = verdicts(forked);
+  ASSERT_GT(expected.size(), 20u);
+  for (const auto& [id, verdict] : expected) {
+    const auto it = got.find(id);
+    ASSERT_NE(it, got.end()) << id;
+    EXPECT_EQ(it->second, verdict) << id;
+  }
+  // The tests were forked: one server per binary, each test's process its
+  // child, and none of them exec'd the binary again (the server's log says
+  // nothing; a forked child's argv[0] is the binary all the same).
+  std::size_t servers = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(forked.run_dir()))
+    if (entry.path().filename().string().starts_with("fork-server-")) ++servers;
+  EXPECT_EQ(servers, 6u);
+}
+
+TEST(GtestForkServer, AThreadStartedBeforeMainMeansAFreshProcessPerTest) {
+  Workdir dir;
+  dir.write("ranktest.toml", "[[source]]\nmode = \"fork-server\"\npaths = [\"" +
+                                 fixture("static_thread") + "\"]\n");
+  const auto run = run_ranktest(dir, {"run"});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_EQ(run.last_out_line(), "ranktest: 1 passed, 0 failed, 0 skipped");
+  EXPECT_NE(run.err.find("the fork server of fixture_static_thread cannot fork tests: it runs 2 "
+                         "threads before main"),
+            std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("running its tests in plain mode"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ranktest::testing
