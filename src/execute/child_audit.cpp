@@ -1,5 +1,7 @@
 #include "execute/child_audit.h"
 
+#include "process/own_files.h"
+
 #include <fmt/format.h>
 #include <signal.h>
 #include <string.h>
@@ -66,11 +68,6 @@ std::string describe(const AuditedChild& child) {
   return fmt::format("child {} ({}) {}", child.pid, command, how);
 }
 
-std::filesystem::path audit_helper_path() {
-  std::error_code error;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (error) return "ranktest-audit";
-  return self.parent_path() / "ranktest-audit";
-}
+std::filesystem::path audit_helper_path() { return process::beside_own_binary("ranktest-audit"); }
 
 }  // namespace ranktest::execute

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "discover/pytest_discoverer.h"
+#include "process/own_files.h"
 #include "text/file_tail.h"
 #include "text/sanitize.h"
 
@@ -39,9 +40,7 @@ std::string ForkServer::key(const TestCase& test) {
 }
 
 std::filesystem::path ForkServer::preload_library() {
-  std::error_code error;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
-  return (error ? std::filesystem::path() : self.parent_path()) / "libranktest-forkserver.so";
+  return process::beside_own_binary("libranktest-forkserver.so");
 }
 
 Expected<std::unique_ptr<ForkServer>> ForkServer::start(

@@ -2,6 +2,8 @@
 
 #include <fstream>
 
+#include "process/own_files.h"
+
 namespace ranktest::execute {
 
 std::vector<std::string> launcher_command(const config::LauncherConfig& launcher,
@@ -40,11 +42,6 @@ std::optional<std::string> first_host_of_hostfile(const std::filesystem::path& h
   return std::nullopt;
 }
 
-std::filesystem::path rank_helper_path() {
-  std::error_code error;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (error) return "ranktest-rank";
-  return self.parent_path() / "ranktest-rank";
-}
+std::filesystem::path rank_helper_path() { return process::beside_own_binary("ranktest-rank"); }
 
 }  // namespace ranktest::execute

@@ -117,9 +117,14 @@ std::int64_t realtime_ns() {
   ::_exit(127);
 }
 
-// `root` and every process below it on this node.
-std::vector<pid_t> process_tree(pid_t root) {
-  std::map<pid_t, std::vector<pid_t>> children;
+// Every live (not zombie) process on this node, with its parent and group.
+struct ProcessEntry {
+  pid_t pid = 0;
+  pid_t parent = 0;
+  pid_t group = 0;
+};
+std::vector<ProcessEntry> live_processes() {
+  std::vector<ProcessEntry> processes;
   if (DIR* proc = ::opendir("/proc")) {
     while (const dirent* entry = ::readdir(proc)) {
       const pid_t pid = std::atoi(entry->d_name);
@@ -128,12 +133,20 @@ std::vector<pid_t> process_tree(pid_t root) {
       const auto close = stat.rfind(')');
       if (close == std::string::npos) continue;
       char state = 0;
-      int parent = 0;
-      if (std::sscanf(stat.c_str() + close + 1, " %c %d", &state, &parent) == 2 && state != 'Z')
-        children[parent].push_back(pid);
+      int parent = 0, group = 0;
+      if (std::sscanf(stat.c_str() + close + 1, " %c %d %d", &state, &parent, &group) == 3 &&
+          state != 'Z')
+        processes.push_back({pid, parent, group});
     }
     ::closedir(proc);
   }
+  return processes;
+}
+
+// `root` and every process below it on this node.
+std::vector<pid_t> process_tree(pid_t root) {
+  std::map<pid_t, std::vector<pid_t>> children;
+  for (const auto& process : live_processes()) children[process.parent].push_back(process.pid);
   std::vector<pid_t> tree{root};
   for (std::size_t i = 0; i < tree.size(); ++i)
     for (const pid_t child : children[tree[i]]) tree.push_back(child);
@@ -143,21 +156,8 @@ std::vector<pid_t> process_tree(pid_t root) {
 // The live processes of process group `group` on this node.
 std::vector<pid_t> group_members(pid_t group) {
   std::vector<pid_t> members;
-  if (DIR* proc = ::opendir("/proc")) {
-    while (const dirent* entry = ::readdir(proc)) {
-      const pid_t pid = std::atoi(entry->d_name);
-      if (pid <= 0) continue;
-      const auto stat = read_whole(std::filesystem::path("/proc") / entry->d_name / "stat");
-      const auto close = stat.rfind(')');
-      if (close == std::string::npos) continue;
-      char state = 0;
-      int parent = 0, pgrp = 0;
-      if (std::sscanf(stat.c_str() + close + 1, " %c %d %d", &state, &parent, &pgrp) == 3 &&
-          state != 'Z' && pgrp == group)
-        members.push_back(pid);
-    }
-    ::closedir(proc);
-  }
+  for (const auto& process : live_processes())
+    if (process.group == group) members.push_back(process.pid);
   return members;
 }
 

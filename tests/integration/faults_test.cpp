@@ -23,7 +23,9 @@ TEST(FaultSuite, EachMisbehaviourHasItsOutcomeAndNothingSurvives) {
                 fixture("hostile_names") + "\"]\n"
             "[[override]]\nfilter = \"fixture_ranks::*\"\nranks = 3\n"
             "[[override]]\nfilter = \"*.ForkBomb\"\nmax-processes = 64\n"
-            "[[override]]\nfilter = \"*.MemoryHog\"\nmax-memory = \"256MiB\"\n"
+            // Reaching the limit under a loaded machine (reclaim, swap) can
+            // take longer than the others' 2 s before the OOM killer acts.
+            "[[override]]\nfilter = \"*.MemoryHog\"\nmax-memory = \"256MiB\"\ntimeout = \"20s\"\n"
             "[[override]]\nfilter = \"*.SpawnsAFailingChild\"\naudit-children = true\n");
   const auto run = run_ranktest(dir, {"run", "--filter", "fixture_faults::*", "--filter",
                                       "fixture_ranks::Ranks.One*", "--filter",
