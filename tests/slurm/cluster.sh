@@ -6,7 +6,8 @@
 #   tests/slurm/cluster.sh start DIR   prints the SLURM_CONF to export
 #   tests/slurm/cluster.sh stop DIR
 #
-# Needs root (slurmd starts tasks as the submitting user). The node claims
+# Needs root (slurmd starts tasks as the submitting user). Daemons talk over
+# 127.0.0.1, so the host name need not resolve. The node claims
 # 16 CPUs whatever the machine has (config_overrides), so tests with more
 # ranks than cores still get their tasks.
 set -euo pipefail
@@ -53,7 +54,7 @@ socket=$dir/munge/munge.socket
 
 cat >"$conf" <<CONF
 ClusterName=ranktest
-SlurmctldHost=$host
+SlurmctldHost=$host(127.0.0.1)
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
@@ -77,7 +78,7 @@ SelectTypeParameters=CR_Core
 SlurmdParameters=config_overrides
 KillWait=5
 InactiveLimit=0
-NodeName=$host CPUs=16 RealMemory=1000 State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 CPUs=16 RealMemory=1000 State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 CONF
 
