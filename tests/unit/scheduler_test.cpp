@@ -226,6 +226,23 @@ TEST(Scheduler, ATestWithMoreRanksThanSlotsRunsAloneRatherThanNever) {
   EXPECT_EQ(pool.slots_needed(plan[1].settings), 2);
 }
 
+// Slurm runs a test's ranks on its nodes: here it takes one slot (its
+// srun), so two 16-rank Slurm tests run at once on a 2-slot machine.
+TEST(Scheduler, SlurmTestsTakeOneSlotWhateverTheirRanks) {
+  auto plan = make_plan(2);
+  for (auto& test : plan) {
+    test.settings.ranks = 16;
+    test.settings.launcher = Launcher::slurm;
+  }
+  FakeRunner runner(plan, {}, 1);
+  Recorder recorder;
+  auto pool = make_pool(2);
+  EXPECT_EQ(pool.slots_needed(plan[0].settings), 1);
+  run_schedule(plan, {false}, pool, runner, recorder);
+  EXPECT_EQ(recorder.outcomes.size(), 2u);
+  EXPECT_EQ(runner.max_running_, 2u);
+}
+
 TEST(Scheduler, DevicesAreGrantedDisjointlyInInventoryOrder) {
   auto plan = make_plan(2);
   plan[0].settings.devices["cuda"] = 2;
