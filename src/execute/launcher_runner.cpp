@@ -27,52 +27,20 @@ namespace {
 
 constexpr auto kPollInterval = std::chrono::milliseconds(100);
 
-// The last non-empty lines the launcher printed: its reason for not
-// starting a rank ("srun: fatal: ...", "mpirun was unable to launch ...").
+// The last lines the launcher printed: its reason for not starting a rank
+// ("srun: fatal: ...", "mpirun was unable to launch ...").
 std::string last_lines_of(const std::filesystem::path& log, std::size_t count) {
   const auto tail = text::read_file_tail(log, 8192).bytes;
-  std::vector<std::string> lines;
-  std::size_t begin = 0;
-  while (begin < tail.size()) {
-    auto end = tail.find('\n', begin);
-    if (end == std::string::npos) end = tail.size();
-    auto line = tail.substr(begin, end - begin);
-    if (line.find_first_not_of(" \t\r") != std::string::npos)
-      lines.push_back(text::terminal_safe(text::truncate_utf8(line, 300)));
-    begin = end + 1;
-  }
   std::string out;
-  for (std::size_t i = lines.size() > count ? lines.size() - count : 0; i < lines.size(); ++i)
-    out += (out.empty() ? "" : "\n") + lines[i];
+  for (const auto line : text::last_lines(tail, count))
+    out += (out.empty() ? "" : "\n") + text::terminal_safe(text::truncate_utf8(line, 300));
   return out;
-}
-
-// The variables set for a rank: the difference local mode's whole
-// environment makes to the runner's own (which the launcher passes on).
-void split_environment(const std::vector<std::string>& whole, RankPlan& plan) {
-  for (const auto& entry : whole) {
-    const auto equals = entry.find('=');
-    if (equals == std::string::npos) continue;
-    const auto name = entry.substr(0, equals);
-    const auto value = entry.substr(equals + 1);
-    const char* here = ::getenv(name.c_str());
-    if (!here || value != here) plan.set.emplace_back(name, value);
-  }
-  for (char** entry = environ; *entry; ++entry) {
-    const std::string text(*entry);
-    const auto name = text.substr(0, text.find('='));
-    const bool kept = std::any_of(whole.begin(), whole.end(), [&](const std::string& e) {
-      return e.size() > name.size() && e.compare(0, name.size(), name) == 0 &&
-             e[name.size()] == '=';
-    });
-    if (!kept) plan.remove.push_back(name);
-  }
 }
 
 }  // namespace
 
 void ProcessTestRunner::start_with_launcher(
-    RunningTest& running, std::vector<process::SpawnRequest> ranks,
+    RunningTest& running, std::vector<RankPlan> ranks,
     const std::function<void(const std::string&)>& failed_to_launch) {
   const auto& settings = running.test->settings;
   const bool mpirun = settings.launcher == Launcher::mpirun;
@@ -82,19 +50,13 @@ void ProcessTestRunner::start_with_launcher(
   plan.folder = running.folder;
   if (mpirun && launcher.hostfile)
     if (auto host = first_host_of_hostfile(*launcher.hostfile)) plan.master_address = *host;
-  for (auto& request : ranks) {
-    RankPlan rank;
-    rank.argv = std::move(request.argv);
-    split_environment(request.environment, rank);
-    // Slurm makes the devices it granted visible itself.
-    if (!mpirun)
-      std::erase_if(rank.set, [&](const auto& entry) {
+  plan.ranks = std::move(ranks);
+  // Slurm makes the devices it granted visible itself.
+  if (!mpirun)
+    for (auto& rank : plan.ranks)
+      std::erase_if(rank.set, [](const auto& entry) {
         return entry.first.ends_with("_VISIBLE_DEVICES") || entry.first == "TPU_VISIBLE_CHIPS";
       });
-    rank.working_directory = request.working_directory;
-    rank.log = request.stdout_path;
-    plan.ranks.push_back(std::move(rank));
-  }
   const auto plan_path = launch_plan_path(running.folder);
   if (auto written = write_file_atomically(plan_path, launch_plan_json(plan)); !written)
     return failed_to_launch(written.error().message);

@@ -11,6 +11,7 @@
 #include "execute/child_audit.h"
 #include "discover/pytest_discoverer.h"
 #include "execute/gtest_result.h"
+#include "execute/launch_plan.h"
 #include "execute/fork_server.h"
 #include "execute/pytest_result.h"
 #include "execute/rank_environment.h"
@@ -31,17 +32,17 @@ constexpr std::size_t kExcerptBytes = 8 * 1024;
 constexpr auto kStackDumpTime = std::chrono::seconds(20);
 
 // One rank's process: the framework's command for this one test, with the
-// rank environment and ranktest's markers.
-process::SpawnRequest test_request(const select::PlannedTest& planned,
-                                   const schedule::Assignment& assignment, int rank,
-                                   const RunFolder& folder,
-                                   const std::vector<std::string>& inventory_kinds,
-                                   const std::filesystem::path& report_path,
-                                   const std::filesystem::path& attempt_folder) {
+// rank environment and ranktest's markers, as a difference from the
+// runner's environment (what a launcher's ranktest-rank applies to its own).
+RankPlan rank_command(const select::PlannedTest& planned, const schedule::Assignment& assignment,
+                      int rank, const RunFolder& folder,
+                      const std::vector<std::string>& inventory_kinds,
+                      const std::filesystem::path& report_path,
+                      const std::filesystem::path& attempt_folder) {
   const TestCase& test = planned.test;
-  process::SpawnRequest request;
-  Environment env(test.env.begin(), test.env.end());
-  std::vector<std::string> remove;
+  RankPlan request;
+  Environment& env = request.set;
+  env.assign(test.env.begin(), test.env.end());
   if (test.kind == SuiteKind::pytest) {
     request.argv = discover::pytest_base_args(test.executable.string());
     // -s: the test's output goes to its log as it is written (a hung rank's
@@ -62,7 +63,7 @@ process::SpawnRequest test_request(const select::PlannedTest& planned,
     request.argv.push_back("--gtest_filter=" + test.name);
     request.argv.push_back("--gtest_output=json:" + report_path.string());
     env.emplace_back("GTEST_COLOR", "no");
-    remove = discover::gtest_variables_to_remove();
+    request.remove = discover::gtest_variables_to_remove();
   }
   env.emplace_back("RANKTEST_TEST_ID", test.id);
   env.emplace_back("RANKTEST_ATTEMPT", std::to_string(assignment.attempt));
@@ -70,8 +71,17 @@ process::SpawnRequest test_request(const select::PlannedTest& planned,
   const auto contract =
       rank_environment(assignment.grant, rank, planned.settings.ranks, inventory_kinds);
   env.insert(env.end(), contract.begin(), contract.end());
-  request.environment = process::make_environment(env, remove);
   request.working_directory = test.working_directory;
+  return request;
+}
+
+// What local mode spawns for a rank.
+process::SpawnRequest spawn_request(const RankPlan& rank) {
+  process::SpawnRequest request;
+  request.argv = rank.argv;
+  request.environment = process::make_environment(rank.set, rank.remove);
+  request.working_directory = rank.working_directory;
+  request.stdout_path = rank.log;
   return request;
 }
 
@@ -192,19 +202,19 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
 
   // Each rank's command, log, report and audit file, whoever starts it.
   const int world = test.settings.ranks;
-  std::vector<process::SpawnRequest> requests;
+  std::vector<RankPlan> commands;
   for (int rank = 0; rank < world; ++rank) {
     const auto suffix = world == 1 ? std::string() : fmt::format("-rank-{}", rank);
     const auto report_path =
         *folder / fmt::format("{}{}.json",
                               test.test.kind == SuiteKind::pytest ? "pytest" : "gtest", suffix);
-    auto request = test_request(test, assignment, rank, folder_, options_.inventory_kinds,
+    auto command = rank_command(test, assignment, rank, folder_, options_.inventory_kinds,
                                 report_path, *folder);
     const auto log_path = options_.capture_output
                               ? *folder / fmt::format("{}.log", world == 1 ? "output"
                                                                            : suffix.substr(1))
                               : std::filesystem::path();
-    request.stdout_path = log_path;
+    command.log = log_path;
     std::filesystem::path audit_path;
     if (test.settings.audit_children) {
       if (::access(options_.audit_helper.c_str(), X_OK) != 0)
@@ -212,16 +222,16 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
             "audit-children needs {}, which is missing or not executable; reinstall ranktest",
             options_.audit_helper.string()));
       audit_path = *folder / fmt::format("children{}.jsonl", suffix);
-      request.argv.insert(request.argv.begin(),
+      command.argv.insert(command.argv.begin(),
                           {options_.audit_helper.string(), audit_path.string()});
     }
     running->ranks.push_back(Rank{rank, process::ChildProcess::elsewhere(), log_path,
                                   report_path, audit_path, {}, {}, false, 0, {}});
-    requests.push_back(std::move(request));
+    commands.push_back(std::move(command));
   }
   if (test.settings.launcher != Launcher::local) {
     bool launched = true;
-    start_with_launcher(*running, std::move(requests), [&](const std::string& why) {
+    start_with_launcher(*running, std::move(commands), [&](const std::string& why) {
       launched = false;
       failed_to_launch(why);
     });
@@ -229,7 +239,7 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
     return;
   }
   for (int rank = 0; rank < world; ++rank) {
-    auto& request = requests[static_cast<std::size_t>(rank)];
+    auto request = spawn_request(commands[static_cast<std::size_t>(rank)]);
     const auto& log_path = running->ranks[static_cast<std::size_t>(rank)].log_path;
     const bool audited = !running->ranks[static_cast<std::size_t>(rank)].audit_path.empty();
     if (rank > 0) request.process_group = running->ranks.front().child.process_group();

@@ -16,6 +16,7 @@
 
 #include "config/duration.h"
 #include "execute/fork_server.h"
+#include "execute/launch_plan.h"
 #include "execute/run_folder.h"
 #include "process/child_process.h"
 #include "process/signal_watch.h"
@@ -116,7 +117,7 @@ class ProcessTestRunner final : public schedule::TestRunner {
 
   void reap();
   // Launchers (mpirun, srun): see launcher_runner.cpp.
-  void start_with_launcher(RunningTest& running, std::vector<process::SpawnRequest> ranks,
+  void start_with_launcher(RunningTest& running, std::vector<RankPlan> ranks,
                            const std::function<void(const std::string&)>& failed_to_launch);
   void poll_rank_ends(RunningTest& running, Clock::time_point now);
   void launcher_ended(RunningTest& running, Clock::time_point now);

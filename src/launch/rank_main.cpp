@@ -18,7 +18,6 @@
 //                     then gdb's), for a timeout
 // Exits as the test did (a signal as 128 + its number). Exit 2: it could
 // not become a rank (the reason is on stderr: the launcher's log).
-#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -31,10 +30,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <set>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -43,6 +39,8 @@
 #include "execute/rank_identity.h"
 #include "execute/stack_dump.h"
 #include "process/exit_status.h"
+#include "process/process_scan.h"
+#include "text/file_tail.h"
 
 namespace {
 
@@ -54,13 +52,6 @@ constexpr auto kStackDumpTime = std::chrono::seconds(15);
 [[noreturn]] void fail(const std::string& message) {
   std::fprintf(stderr, "ranktest-rank: %s\n", message.c_str());
   std::exit(2);
-}
-
-std::string read_whole(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 std::string host_name() {
@@ -117,36 +108,11 @@ std::int64_t realtime_ns() {
   ::_exit(127);
 }
 
-// Every live (not zombie) process on this node, with its parent and group.
-struct ProcessEntry {
-  pid_t pid = 0;
-  pid_t parent = 0;
-  pid_t group = 0;
-};
-std::vector<ProcessEntry> live_processes() {
-  std::vector<ProcessEntry> processes;
-  if (DIR* proc = ::opendir("/proc")) {
-    while (const dirent* entry = ::readdir(proc)) {
-      const pid_t pid = std::atoi(entry->d_name);
-      if (pid <= 0) continue;
-      const auto stat = read_whole(std::filesystem::path("/proc") / entry->d_name / "stat");
-      const auto close = stat.rfind(')');
-      if (close == std::string::npos) continue;
-      char state = 0;
-      int parent = 0, group = 0;
-      if (std::sscanf(stat.c_str() + close + 1, " %c %d %d", &state, &parent, &group) == 3 &&
-          state != 'Z')
-        processes.push_back({pid, parent, group});
-    }
-    ::closedir(proc);
-  }
-  return processes;
-}
-
 // `root` and every process below it on this node.
 std::vector<pid_t> process_tree(pid_t root) {
   std::map<pid_t, std::vector<pid_t>> children;
-  for (const auto& process : live_processes()) children[process.parent].push_back(process.pid);
+  for (const auto& process : process::live_processes())
+    children[process.parent].push_back(process.pid);
   std::vector<pid_t> tree{root};
   for (std::size_t i = 0; i < tree.size(); ++i)
     for (const pid_t child : children[tree[i]]) tree.push_back(child);
@@ -156,7 +122,7 @@ std::vector<pid_t> process_tree(pid_t root) {
 // The live processes of process group `group` on this node.
 std::vector<pid_t> group_members(pid_t group) {
   std::vector<pid_t> members;
-  for (const auto& process : live_processes())
+  for (const auto& process : process::live_processes())
     if (process.group == group) members.push_back(process.pid);
   return members;
 }
@@ -217,7 +183,7 @@ void dump_stacks(pid_t test, int rank, const std::filesystem::path& folder) {
 
 int main(int argc, char** argv) {
   if (argc != 2) fail("usage: ranktest-rank LAUNCH_PLAN (started by mpirun or srun for ranktest)");
-  const auto plan = parse_launch_plan(read_whole(argv[1]));
+  const auto plan = parse_launch_plan(text::read_file(argv[1]));
   if (!plan) fail(std::string(argv[1]) + ": " + plan.error().message);
   const auto identity = rank_identity([](const char* name) -> std::optional<std::string> {
     const char* value = std::getenv(name);

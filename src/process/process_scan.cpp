@@ -105,23 +105,32 @@ std::string read_proc_file(const std::string& path) {
 
 bool become_subreaper() { return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0; }
 
-std::vector<pid_t> find_test_processes(pid_t group, const std::vector<std::string>& markers) {
-  std::vector<pid_t> found;
+std::vector<ProcessEntry> live_processes() {
+  std::vector<ProcessEntry> processes;
   DIR* proc = opendir("/proc");
-  if (!proc) return found;
+  if (!proc) return processes;
   const pid_t self = getpid();
   while (const dirent* entry = readdir(proc)) {
     const std::string pid = entry->d_name;
     if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
     if (std::stol(pid) == self) continue;
     char state = 0;
-    pid_t parent = 0, process_group = 0;
-    if (!read_state(pid, state, parent, process_group) || state == 'Z' || state == 'X')
+    ProcessEntry process{static_cast<pid_t>(std::stol(pid)), 0, 0};
+    if (!read_state(pid, state, process.parent, process.group) || state == 'Z' || state == 'X')
       continue;
-    if (process_group == group || has_markers(pid, markers, parent == self))
-      found.push_back(static_cast<pid_t>(std::stol(pid)));
+    processes.push_back(process);
   }
   closedir(proc);
+  return processes;
+}
+
+std::vector<pid_t> find_test_processes(pid_t group, const std::vector<std::string>& markers) {
+  std::vector<pid_t> found;
+  const pid_t self = getpid();
+  for (const auto& process : live_processes())
+    if (process.group == group ||
+        has_markers(std::to_string(process.pid), markers, process.parent == self))
+      found.push_back(process.pid);
   std::sort(found.begin(), found.end());
   return found;
 }

@@ -19,6 +19,16 @@ std::string read_proc_file(const std::string& path);
 // child, not init's. Returns false where the kernel refuses.
 bool become_subreaper();
 
+// A live process: its pid, parent and process group.
+struct ProcessEntry {
+  pid_t pid = 0;
+  pid_t parent = 0;
+  pid_t group = 0;
+};
+
+// Every live (not zombie) process of the machine other than this one.
+std::vector<ProcessEntry> live_processes();
+
 // Every live (not zombie) process other than this one that is in process
 // group `group`, or whose initial environment holds every entry of
 // `markers` ("NAME=value"). The environment catches processes that left the
