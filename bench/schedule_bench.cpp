@@ -3,7 +3,7 @@
 //   schedule_bench quality [suites]   makespan ÷ lower bound of generated
 //                                     suites with known durations and mixed
 //                                     device needs, without and with history
-//   schedule_bench scale [tests]      list (parse a gtest listing), plan and
+//   schedule_bench scale [tests]      list (parse gtest's JSON listing), plan and
 //                                     schedule this many tests; prints the
 //                                     time and the peak RSS
 //
@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "discover/gtest_listing.h"
+#include "discover/gtest_discoverer.h"
 #include "schedule/scheduler.h"
 #include "select/test_plan.h"
 
@@ -82,7 +82,7 @@ schedule::ResourcePool pool(int slots, int devices) {
 milliseconds makespan(const std::vector<select::PlannedTest>& plan,
                       const std::map<std::string, milliseconds>& duration_of) {
   std::vector<milliseconds> durations;
-  for (const auto& test : plan) durations.push_back(duration_of.at(test.test.id));
+  for (const auto& test : plan) durations.push_back(duration_of.at(test.test->id));
   SimulatedRunner runner(durations);
   Quiet observer;
   auto resources = pool(kDevices, kDevices);
@@ -99,24 +99,26 @@ int quality(int suites) {
   std::vector<double> without, with;
   for (int seed = 0; seed < suites; ++seed) {
     std::mt19937 random(static_cast<unsigned>(seed));
+    std::vector<TestCase> tests(200);
     std::vector<select::PlannedTest> plan;
     std::map<std::string, milliseconds> duration_of;
     milliseconds device_time{0}, exclusive_time{0}, longest{0};
     for (int i = 0; i < 200; ++i) {
-      select::PlannedTest test;
-      test.test.id = "suite::T" + std::to_string(i);
-      test.test.name = test.test.id;
+      auto& test = tests[static_cast<std::size_t>(i)];
+      test.id = "suite::T" + std::to_string(i);
+      test.name = test.id;
       const int devices = 1 << (random() % 4);  // 1, 2, 4 or 8 of 8
-      test.settings.devices["cpu-sim"] = devices;
-      test.settings.exclusive = random() % 40 == 0;
+      auto settings = std::make_shared<select::ResolvedSettings>();
+      settings->devices["cpu-sim"] = devices;
+      settings->exclusive = random() % 40 == 0;
       // Mostly short, a few long: durations of real suites are skewed.
       const auto duration =
           milliseconds(random() % 10 == 0 ? 20'000 + random() % 100'000 : 100 + random() % 5'000);
-      duration_of[test.test.id] = duration;
-      if (test.settings.exclusive) exclusive_time += duration;
+      duration_of[test.id] = duration;
+      if (settings->exclusive) exclusive_time += duration;
       else device_time += duration * devices;
       longest = std::max(longest, duration);
-      plan.push_back(std::move(test));
+      plan.push_back(select::PlannedTest{&test, std::move(settings)});
     }
     // Exclusive tests run alone: nothing else overlaps them.
     const double bound = std::max<double>(
@@ -135,32 +137,32 @@ int quality(int suites) {
 
 int scale(int count) {
   const auto start = std::chrono::steady_clock::now();
-  // What `--gtest_list_tests` prints for `count` tests in suites of 100.
-  std::string listing = "Running main() from gtest_main.cc\n";
+  // The JSON listing gtest writes for `count` tests in suites of 100
+  // (`--gtest_list_tests --gtest_output=json:FILE`), read as ranktest reads
+  // a binary's.
+  std::string listing = "{\n  \"tests\": " + std::to_string(count) +
+                        ",\n  \"name\": \"AllTests\",\n  \"testsuites\": [";
   for (int i = 0; i < count; ++i) {
-    if (i % 100 == 0) listing += "Suite" + std::to_string(i / 100) + ".\n";
-    listing += "  Test" + std::to_string(i % 100) + "\n";
+    if (i % 100 == 0)
+      listing += std::string(i ? "\n      ]\n    }," : "") + "\n    {\n      \"name\": \"Suite" +
+                 std::to_string(i / 100) + "\",\n      \"tests\": 100,\n      \"testsuite\": [";
+    listing += std::string(i % 100 ? "," : "") +
+               "\n        {\n          \"name\": \"Test" + std::to_string(i % 100) +
+               "\",\n          \"file\": \"/home/ci/project/tests/big_test.cpp\",\n"
+               "          \"line\": " + std::to_string(10 + i % 100 * 5) + "\n        }";
   }
-  auto listed = discover::parse_listing_text(listing);
-  if (!listed) {
-    std::fprintf(stderr, "schedule_bench: %s\n", listed.error().message.c_str());
-    return 1;
-  }
+  listing += "\n      ]\n    }\n  ]\n}\n";
+  discover::GtestBinary binary;
+  binary.label = "big_test";
+  binary.executable = "/bin/true";
   std::vector<TestCase> tests;
-  tests.reserve(listed->size());
-  for (auto& entry : *listed) {
-    TestCase test;
-    test.name = entry.full_name();
-    test.id = "big_test::" + test.name;
-    test.source_label = "big_test";
-    test.executable = "/bin/true";
-    tests.push_back(std::move(test));
+  if (auto read = discover::read_listing_json(listing, discover::gtest_test_sink(binary, tests));
+      !read) {
+    std::fprintf(stderr, "schedule_bench: %s\n", read.error().message.c_str());
+    return 1;
   }
   listing.clear();
   listing.shrink_to_fit();
-  auto& entries = *listed;
-  entries.clear();
-  entries.shrink_to_fit();
   config::Config config;
   auto plan = select::plan_tests(std::move(tests), {}, config, {});
   select::order_longest_first(plan.to_run, {});

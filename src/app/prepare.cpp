@@ -82,6 +82,21 @@ std::variant<config::Config, Failure> load_configuration(const CommandLine& cli,
   return config;
 }
 
+namespace {
+
+// Moves `more` to the end of `tests`: a source may hold 100,000 tests, and a
+// copy of each would double what discovery holds.
+void take_all(std::vector<TestCase>& tests, std::vector<TestCase> more) {
+  if (tests.empty()) {
+    tests = std::move(more);
+    return;
+  }
+  tests.reserve(tests.size() + more.size());
+  std::move(more.begin(), more.end(), std::back_inserter(tests));
+}
+
+}  // namespace
+
 std::variant<std::vector<TestCase>, Failure> discover_tests(
     const config::Config& config, process::SignalWatch& signals, bool recollect) {
   auto binaries = discover::resolve_gtest_binaries(config);
@@ -96,7 +111,7 @@ std::variant<std::vector<TestCase>, Failure> discover_tests(
                                  binary.executable.string())};
     for (const auto& warning : found->warnings)
       fmt::print(stderr, "ranktest: warning: {}\n", warning);
-    tests.insert(tests.end(), found->tests.begin(), found->tests.end());
+    take_all(tests, std::move(found->tests));
   }
   for (const auto& source : config.sources) {
     if (source.kind != SuiteKind::pytest) continue;
@@ -105,7 +120,7 @@ std::variant<std::vector<TestCase>, Failure> discover_tests(
     if (found->interrupted_by)
       return Failure{kInterruptedBase + *found->interrupted_by,
                      fmt::format("interrupted while collecting {}", source.place.to_string())};
-    tests.insert(tests.end(), found->tests.begin(), found->tests.end());
+    take_all(tests, std::move(found->tests));
   }
   return tests;
 }

@@ -40,7 +40,7 @@ std::vector<config::Hint> all_hints(const config::Config& config) {
 }
 
 events::TestInfo info_of(const TestCase& test) {
-  return events::TestInfo{test.id, test.name, test.source_label, test.location};
+  return events::TestInfo{test.id, test.name, test.source->label, test.location};
 }
 
 std::vector<std::string> kinds_of(const config::DeviceInventory& inventory) {
@@ -62,17 +62,17 @@ class RunRecorder final : public schedule::ScheduleObserver {
   void test_started(const select::PlannedTest& test,
                     const schedule::Assignment& assignment) override {
     dispatcher_.dispatch(events::TestStarted{run_id_, Clock::now(),
-                                             info_of(test.test), assignment.attempt,
+                                             info_of(*test.test), assignment.attempt,
                                              placement_of(assignment.grant)});
   }
   void test_finished(const select::PlannedTest& test,
                      const schedule::Finished& finished) override {
-    record(test.test, finished.assignment.attempt,
+    record(*test.test, finished.assignment.attempt,
            placement_of(finished.assignment.grant), finished.result, finished.retrying);
   }
   void test_slow(const select::PlannedTest& test,
                  const schedule::SlowNotice& notice) override {
-    dispatcher_.dispatch(events::TestSlow{run_id_, Clock::now(), info_of(test.test),
+    dispatcher_.dispatch(events::TestSlow{run_id_, Clock::now(), info_of(*test.test),
                                           notice.assignment.attempt, notice.elapsed});
   }
   void test_not_run(const select::PlannedTest& test,
@@ -80,13 +80,13 @@ class RunRecorder final : public schedule::ScheduleObserver {
     TestResult result;
     result.outcome = Outcome::not_run;
     result.reason = reason;
-    record(test.test, 0, {}, result);
+    record(*test.test, 0, {}, result);
   }
   void test_cannot_run(const select::NotRunnable& entry) {
     TestResult result;
     result.outcome = Outcome::not_run;
     result.reason = entry.reason;
-    record(entry.test, 0, {}, result);
+    record(*entry.test, 0, {}, result);
   }
   void test_skipped(const TestCase& test) {
     TestResult result;
@@ -206,7 +206,7 @@ int run_command(const CommandLine& cli) {
   const auto cgroups = process::CgroupTree::open();
   const auto wants = [&](auto member) {
     return std::any_of(plan.to_run.begin(), plan.to_run.end(),
-                       [&](const auto& test) { return (test.settings.*member).has_value(); });
+                       [&](const auto& test) { return ((*test.settings).*member).has_value(); });
   };
   if (wants(&select::ResolvedSettings::max_processes) && !cgroups->limits_processes())
     fmt::print(stderr, "ranktest: warning: max-processes is not enforced: no writable pids "
@@ -220,12 +220,12 @@ int run_command(const CommandLine& cli) {
       plan.to_skip.size(), plan.filtered_out, config.jobs, cgroups->description(),
       [&] {
         std::vector<events::TestInfo> planned;
-        for (const auto& test : plan.to_run) planned.push_back(info_of(test.test));
+        for (const auto& test : plan.to_run) planned.push_back(info_of(*test.test));
         return planned;
       }(),
       config.flaky_fails});
   RunRecorder recorder(folder->run_id(), dispatcher, config.flaky_fails);
-  for (const auto& test : plan.to_skip) recorder.test_skipped(test);
+  for (const auto* test : plan.to_skip) recorder.test_skipped(*test);
   for (const auto& entry : plan.cannot_run) recorder.test_cannot_run(entry);
 
   // Orphans of the tests (double forks, daemons) come back to us, so their

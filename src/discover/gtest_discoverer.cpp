@@ -31,25 +31,6 @@ std::string quote_output(const std::string& out, const std::string& err) {
   return quoted.empty() ? "\n    (it printed nothing)" : quoted;
 }
 
-TestCase make_test_case(const GtestBinary& binary, const ListedTest& listed) {
-  TestCase test;
-  test.name = listed.full_name();
-  test.id = binary.label + "::" + test.name;
-  test.kind = SuiteKind::gtest;
-  test.source_label = binary.label;
-  test.executable = binary.executable;
-  test.extra_args = binary.args;
-  test.env = binary.env;
-  test.working_directory = binary.working_directory;
-  test.launcher = binary.launcher;
-  test.fork_server = binary.fork_server;
-  test.location = listed.location;
-  test.type_param = listed.type_param;
-  test.value_param = listed.value_param;
-  if (listed.disabled()) test.skip_reason = "disabled";
-  return test;
-}
-
 }  // namespace
 
 const std::vector<std::string>& gtest_variables_to_remove() {
@@ -108,13 +89,16 @@ Expected<DiscoveredBinary> discover_gtest_binary(
 
   // Prefer the JSON listing: it carries file:line and is immune to whatever
   // else the binary prints on stdout. Older gtest writes none.
-  auto listed = parse_listing_text(out);
+  const auto sink = gtest_test_sink(binary, discovered.tests);
+  Expected<Done> listed = Error{"no listing"};
   bool complete = false;
   if (std::filesystem::exists(json_path)) {
-    if (auto from_json = parse_listing_json(text::read_file(json_path))) {
-      listed = std::move(from_json);
-      complete = true;
-    }
+    listed = read_listing_json(text::read_file(json_path), sink);
+    complete = listed.has_value();
+  }
+  if (!complete) {
+    discovered.tests.clear();  // what an unreadable JSON listing gave, if anything
+    listed = read_listing_text(out, sink);
   }
   if (run->exit.code != 0) {
     const auto what = fmt::format("exited with code {}", run->exit.code);
@@ -128,9 +112,36 @@ Expected<DiscoveredBinary> discover_gtest_binary(
     return fail(fmt::format("printed a listing ranktest cannot parse ({}); is "
                             "it a GoogleTest binary?",
                             listed.error().message));
-  for (const auto& test : *listed)
-    discovered.tests.push_back(make_test_case(binary, test));
   return discovered;
+}
+
+discover::ListingSink gtest_test_sink(const GtestBinary& binary, std::vector<TestCase>& into) {
+  auto source = std::make_shared<TestSource>();
+  source->kind = SuiteKind::gtest;
+  source->label = binary.label;
+  source->executable = binary.executable;
+  source->extra_args = binary.args;
+  source->env = binary.env;
+  source->working_directory = binary.working_directory;
+  source->launcher = binary.launcher;
+  source->fork_server = binary.fork_server;
+  return ListingSink{
+      [&into](std::size_t count) { into.reserve(into.size() + count); },
+      [&into, source = std::shared_ptr<const TestSource>(std::move(source))](ListedTest&& listed) {
+        TestCase test;
+        test.name = listed.full_name();
+        test.id = source->label + "::" + test.name;
+        test.source = source;
+        test.location = std::move(listed.location);
+        if (!listed.type_param.empty() || !listed.value_param.empty()) {
+          auto details = std::make_shared<TestDetails>();
+          details->type_param = std::move(listed.type_param);
+          details->value_param = std::move(listed.value_param);
+          test.details = std::move(details);
+        }
+        if (listed.disabled()) test.skip_reason = "disabled";
+        into.push_back(std::move(test));
+      }};
 }
 
 Expected<std::vector<GtestBinary>> resolve_gtest_binaries(

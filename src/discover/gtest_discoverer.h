@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "discover/gtest_listing.h"
 #include "model/expected.h"
 #include "model/test_case.h"
 #include "process/signal_watch.h"
@@ -47,6 +48,10 @@ struct DiscoveredBinary {
 Expected<DiscoveredBinary> discover_gtest_binary(
     const GtestBinary& binary, process::SignalWatch& signals,
     config::Duration timeout);
+
+// Where a listing reader puts the tests of `binary`: appended to `into` as
+// they are read, sharing one TestSource. `into` must outlive the sink.
+ListingSink gtest_test_sink(const GtestBinary& binary, std::vector<TestCase>& into);
 
 // Every binary of every source, labelled by file name (by path relative to
 // the root where two share a name).

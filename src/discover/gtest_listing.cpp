@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <optional>
+#include <vector>
 
 #include "text/glob.h"
 #include "text/sanitize.h"
@@ -45,8 +47,13 @@ bool ListedTest::disabled() const {
   return matches_disabled_pattern(suite) || matches_disabled_pattern(name);
 }
 
-Expected<std::vector<ListedTest>> parse_listing_text(std::string_view text) {
-  std::vector<ListedTest> tests;
+Expected<Done> read_listing_text(std::string_view text, const ListingSink& sink) {
+  if (sink.expect) {
+    std::size_t indented = text.starts_with("  ") ? 1 : 0;
+    for (auto at = text.find("\n  "); at != std::string_view::npos; at = text.find("\n  ", at + 1))
+      ++indented;
+    sink.expect(indented);
+  }
   std::string suite, type_param;
   std::size_t suite_line = 0, tests_in_suite = 0;
   std::size_t line_number = 0;
@@ -65,8 +72,8 @@ Expected<std::vector<ListedTest>> parse_listing_text(std::string_view text) {
       auto [name, param] = split_comment(line.substr(2), kValueParamMarker);
       if (!is_name(name))
         return unparsable(line_number, line, "is not a test name");
-      tests.push_back(ListedTest{suite, std::string(name), type_param,
-                                 std::string(param), std::nullopt});
+      sink.take(ListedTest{suite, std::string(name), type_param, std::string(param),
+                           std::nullopt});
       ++tests_in_suite;
       continue;
     }
@@ -83,7 +90,7 @@ Expected<std::vector<ListedTest>> parse_listing_text(std::string_view text) {
   }
   if (!suite.empty() && tests_in_suite == 0)
     return unparsable(suite_line, suite + ".", "names a suite with no tests");
-  return tests;
+  return Done{};
 }
 
 std::string undo_gtest_byte_escapes(const std::string& text) {
@@ -103,7 +110,7 @@ std::string undo_gtest_byte_escapes(const std::string& text) {
   return bytes;
 }
 
-Expected<std::vector<ListedTest>> parse_listing_json(std::string_view json) {
+Expected<Done> read_listing_json(std::string_view json, const ListingSink& sink) {
   // A pure-ASCII listing is gtest's byte-escaped JSON: names are its bytes.
   const bool escaped = std::all_of(json.begin(), json.end(), [](char c) {
     return static_cast<unsigned char>(c) < 0x80;
@@ -111,35 +118,105 @@ Expected<std::vector<ListedTest>> parse_listing_json(std::string_view json) {
   const auto bytes = [&](std::string text) {
     return escaped ? undo_gtest_byte_escapes(text) : text;
   };
-  const auto document =
-      nlohmann::json::parse(text::repair_utf8(json), nullptr, false);
+  // The document is never held whole (a binary may list 100,000 tests):
+  // each test is taken when its object ends and then dropped from it.
+  // Depths: the document 0, its keys and "testsuites" 1, a suite 2, its keys
+  // and "testsuite" 3, a test 4.
+  using Json = nlohmann::json;
+  std::vector<ListedTest> suite_tests;  // of the suite being read
+  std::string key_at_depth_1, key_at_depth_3;
+  bool saw_suites = false, saw_members = false;
+  std::optional<std::string> problem;
+  const auto fail = [&](std::string why) {
+    if (!problem) problem = std::move(why);
+    return false;
+  };
+  const Json::parser_callback_t take = [&](int depth, Json::parse_event_t event,
+                                           Json& parsed) {
+    if (problem) return false;
+    switch (event) {
+      case Json::parse_event_t::key:
+        if (depth == 1) key_at_depth_1 = parsed.get<std::string>();
+        if (depth == 3) key_at_depth_3 = parsed.get<std::string>();
+        return true;
+      case Json::parse_event_t::value:
+        // gtest says how many tests it lists before listing them.
+        if (depth == 1 && key_at_depth_1 == "tests" && parsed.is_number_unsigned() &&
+            sink.expect)
+          sink.expect(parsed.get<std::size_t>());
+        return true;
+      case Json::parse_event_t::array_start:
+        if (depth == 1 && key_at_depth_1 == "testsuites") saw_suites = true;
+        if (depth == 3 && key_at_depth_3 == "testsuite") saw_members = true;
+        return true;
+      case Json::parse_event_t::object_start:
+        if (depth == 2) {
+          suite_tests.clear();
+          saw_members = false;
+          key_at_depth_3.clear();
+        }
+        return true;
+      case Json::parse_event_t::object_end:
+        if (depth == 4 && key_at_depth_3 == "testsuite") {
+          ListedTest listed;
+          listed.name = bytes(parsed.value("name", std::string()));
+          listed.type_param = bytes(parsed.value("type_param", std::string()));
+          listed.value_param = bytes(parsed.value("value_param", std::string()));
+          if (parsed.contains("file") && parsed["file"].is_string())
+            listed.location = SourceLocation{bytes(parsed["file"].get<std::string>()),
+                                             parsed.value("line", 0)};
+          suite_tests.push_back(std::move(listed));
+          return false;
+        }
+        if (depth == 2 && key_at_depth_1 == "testsuites") {
+          const auto suite_name = bytes(parsed.value("name", std::string()));
+          if (suite_name.empty() || !saw_members)
+            return fail("the JSON listing has a test suite without a name or tests");
+          for (auto& listed : suite_tests) {
+            if (listed.name.empty())
+              return fail(fmt::format("the JSON listing has a test without a name in suite {}",
+                                      suite_name));
+            listed.suite = suite_name;
+            sink.take(std::move(listed));
+          }
+          suite_tests.clear();
+          return false;
+        }
+        return true;
+      default:
+        return true;
+    }
+  };
+  // ASCII is valid UTF-8: only other listings need a repaired copy.
+  const auto document = escaped ? Json::parse(json.begin(), json.end(), take, false)
+                                : Json::parse(text::repair_utf8(json), take, false);
+  if (problem) return Error{*problem};
   if (document.is_discarded() || !document.is_object())
     return Error{"the JSON listing is not a JSON object"};
-  const auto suites = document.find("testsuites");
-  if (suites == document.end() || !suites->is_array())
-    return Error{"the JSON listing has no \"testsuites\" array"};
+  if (!saw_suites) return Error{"the JSON listing has no \"testsuites\" array"};
+  return Done{};
+}
+
+namespace {
+
+Expected<std::vector<ListedTest>> collect(
+    Expected<Done> (*read)(std::string_view, const ListingSink&), std::string_view listing) {
   std::vector<ListedTest> tests;
-  for (const auto& suite : *suites) {
-    const auto suite_name = bytes(suite.value("name", std::string()));
-    const auto members = suite.find("testsuite");
-    if (suite_name.empty() || members == suite.end() || !members->is_array())
-      return Error{"the JSON listing has a test suite without a name or tests"};
-    for (const auto& test : *members) {
-      ListedTest listed;
-      listed.suite = suite_name;
-      listed.name = bytes(test.value("name", std::string()));
-      if (listed.name.empty())
-        return Error{fmt::format("the JSON listing has a test without a name "
-                                 "in suite {}", suite_name)};
-      listed.type_param = bytes(test.value("type_param", std::string()));
-      listed.value_param = bytes(test.value("value_param", std::string()));
-      if (test.contains("file") && test["file"].is_string())
-        listed.location = SourceLocation{bytes(test["file"].get<std::string>()),
-                                         test.value("line", 0)};
-      tests.push_back(std::move(listed));
-    }
-  }
+  auto read_all = read(listing, ListingSink{{}, [&](ListedTest&& test) {
+                                              tests.push_back(std::move(test));
+                                            }});
+  if (!read_all) return read_all.error();
   return tests;
+}
+
+}  // namespace
+
+Expected<std::vector<ListedTest>> parse_listing_text(std::string_view text) {
+  return collect(read_listing_text, text);
+}
+
+Expected<std::vector<ListedTest>> parse_listing_json(std::string_view json) {
+  return collect(read_listing_json, json);
 }
 
 }  // namespace ranktest::discover

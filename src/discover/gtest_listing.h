@@ -1,6 +1,7 @@
 // Reading what a GoogleTest binary says about its tests.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,15 +25,29 @@ struct ListedTest {
   bool disabled() const;
 };
 
+// Where a reader puts what it reads: each test as it is read, in listing
+// order, so that a binary listing 100,000 tests is never held twice.
+struct ListingSink {
+  // How many tests the listing holds, when known before them (to reserve).
+  std::function<void(std::size_t)> expect;
+  std::function<void(ListedTest&&)> take;
+};
+
+// On an error, what the sink took before it is incomplete: discard it.
+
 // Parses the text of `--gtest_list_tests`: suite lines ("Suite." optionally
 // followed by "  # TypeParam = …"), then indented test lines ("  Name"
 // optionally followed by "  # GetParam() = …"). The "Running main() from"
 // line of gtest_main is allowed. Any other line is an error naming its line
 // number and quoting it.
-Expected<std::vector<ListedTest>> parse_listing_text(std::string_view text);
+Expected<Done> read_listing_text(std::string_view text, const ListingSink& sink);
 
 // Parses the JSON file that `--gtest_list_tests --gtest_output=json:FILE`
 // writes (gtest 1.10 and later), which also gives each test's file:line.
+Expected<Done> read_listing_json(std::string_view json, const ListingSink& sink);
+
+// The same, collected.
+Expected<std::vector<ListedTest>> parse_listing_text(std::string_view text);
 Expected<std::vector<ListedTest>> parse_listing_json(std::string_view json);
 
 // gtest (1.12 at least) writes every byte above 0x7F of a JSON string as its

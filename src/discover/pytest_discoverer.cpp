@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -149,47 +151,54 @@ std::string pytest_python_path(const fs::path& plugin) {
 }
 
 Expected<std::vector<TestCase>> parse_pytest_collection(std::string_view text,
-                                                       const config::SourceConfig& source,
-                                                       const fs::path& working_directory) {
+                                                       const TestSource& like) {
   const auto json = Json::parse(text::repair_utf8(text), nullptr, false);
   if (json.is_discarded() || !json.is_object() || !json.contains("tests") ||
       !json["tests"].is_array())
     return Error{"the plugin's collection is not the JSON ranktest expects"};
   std::vector<TestCase> tests;
+  // One source per file, labelled by it: the tests of a file share it.
+  std::map<std::string, std::shared_ptr<const TestSource>, std::less<>> sources;
   const auto base = [&](const std::string& nodeid) {
     TestCase test;
     test.id = nodeid;
     test.name = nodeid;
-    test.kind = SuiteKind::pytest;
-    test.source_label = nodeid.substr(0, nodeid.find("::"));
-    test.executable = source.python;
-    test.extra_args = source.args;
-    test.env = source.env;
-    test.working_directory = working_directory;
+    const auto label = nodeid.substr(0, nodeid.find("::"));
+    auto& source = sources[label];
+    if (!source) {
+      auto made = std::make_shared<TestSource>(like);
+      made->label = label;
+      source = std::move(made);
+    }
+    test.source = source;
     return test;
   };
   for (const auto& entry : json["tests"]) {
     const auto nodeid = entry.value("nodeid", std::string());
     if (nodeid.empty()) continue;
     TestCase test = base(nodeid);
-    test.run_argument = entry.value("argument", nodeid);
+    auto details = std::make_shared<TestDetails>();
+    details->run_argument = entry.value("argument", nodeid);
     if (entry.contains("line") && entry["line"].is_number_integer())
-      test.location = SourceLocation{test.source_label, entry["line"].get<int>()};
+      test.location = SourceLocation{test.source->label, entry["line"].get<int>()};
     if (entry.contains("skip") && entry["skip"].is_string())
       test.skip_reason = entry["skip"].get<std::string>();
     if (entry.contains("ranktest")) {
       auto declared = declared_settings(entry["ranktest"]);
       if (declared)
-        test.declared = *declared;
+        details->declared = *declared;
       else
-        test.collection_error = "@pytest.mark.ranktest: " + declared.error().message;
+        details->collection_error = "@pytest.mark.ranktest: " + declared.error().message;
     }
+    test.details = std::move(details);
     tests.push_back(std::move(test));
   }
   if (json.contains("errors") && json["errors"].is_array())
     for (const auto& error : json["errors"]) {
       TestCase test = base(error.value("nodeid", std::string(".")));
-      test.collection_error = error.value("message", std::string("collection failed"));
+      auto details = std::make_shared<TestDetails>();
+      details->collection_error = error.value("message", std::string("collection failed"));
+      test.details = std::move(details);
       tests.push_back(std::move(test));
     }
   return tests;
@@ -220,16 +229,18 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
   const auto cache_path = config.state_dir / "pytest-collections" /
                           fmt::format("{:016x}.json", fnv1a(key));
   const auto fingerprint = collection_fingerprint(source, *paths, working_directory);
-  const auto finish = [&](std::string_view collection) -> Expected<DiscoveredPytest> {
-    auto tests = parse_pytest_collection(collection, source, working_directory);
+  TestSource like;
+  like.kind = SuiteKind::pytest;
+  like.executable = source.python;
+  like.extra_args = source.args;
+  like.env = source.env;
+  like.working_directory = working_directory;
+  like.collect_arguments = source.args;
+  for (const auto& path : *paths) like.collect_arguments.push_back(fs::absolute(path).string());
+  like.fork_server = source.fork_server;
+  like.launcher = source.launcher;
+  const auto finish = [&](Expected<std::vector<TestCase>> tests) -> Expected<DiscoveredPytest> {
     if (!tests) return Error{fmt::format("{}: {}", where, tests.error().message)};
-    std::vector<std::string> collected_with = source.args;
-    for (const auto& path : *paths) collected_with.push_back(fs::absolute(path).string());
-    for (auto& test : *tests) {
-      test.collect_arguments = collected_with;
-      test.fork_server = source.fork_server;
-      test.launcher = source.launcher;
-    }
     DiscoveredPytest discovered;
     discovered.tests = std::move(*tests);
     return discovered;
@@ -239,7 +250,7 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
     if (!cached.is_discarded() && cached.is_object() &&
         cached.value("fingerprint", std::string()) == fingerprint &&
         cached.contains("collection") && cached["collection"].is_string())
-      return finish(cached["collection"].get<std::string>());
+      return finish(parse_pytest_collection(cached["collection"].get<std::string>(), like));
   }
 
   auto scratch = process::TemporaryDirectory::create("ranktest-collect-");
@@ -284,13 +295,13 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
                              hint, quote(output))};
   }
   const auto collection = text::read_file(out_path);
-  auto tests = parse_pytest_collection(collection, source, working_directory);
+  auto tests = parse_pytest_collection(collection, like);
   if (!tests) return Error{fmt::format("{}: {}", where, tests.error().message)};
   // 0: collected; 5: nothing to collect; 2: collection errors (they are
   // tests now). Anything else (4: a usage error such as a missing path)
   // means pytest did not collect what it was asked to.
   const bool errors = std::any_of(tests->begin(), tests->end(),
-                                  [](const TestCase& t) { return t.collection_error.has_value(); });
+                                  [](const TestCase& t) { return t.detail().collection_error.has_value(); });
   const int code = run->exit.signaled ? 128 + run->exit.signal : run->exit.code;
   if (!(code == 0 || code == 5 || (code == 2 && errors)))
     return Error{fmt::format("{}: pytest failed while collecting (exit code {}); it printed:{}",
@@ -304,7 +315,7 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
     out.close();
     if (out) fs::rename(cache_path.string() + ".tmp", cache_path, error);
   }
-  return finish(collection);
+  return finish(std::move(tests));
 }
 
 }  // namespace ranktest::discover

@@ -51,9 +51,9 @@ std::string collection_fingerprint(const config::SourceConfig& source,
                                    const std::vector<std::filesystem::path>& paths,
                                    const std::filesystem::path& working_directory);
 
-// Reads the plugin's collection JSON; `source_label` for errors.
+// Reads the plugin's collection JSON. The tests of one file share a source:
+// `like`, labelled with the file.
 Expected<std::vector<TestCase>> parse_pytest_collection(std::string_view json,
-                                                       const config::SourceConfig& source,
-                                                       const std::filesystem::path& working_directory);
+                                                       const TestSource& like);
 
 }  // namespace ranktest::discover

@@ -32,10 +32,13 @@ bool write_all(int fd, std::string_view data) {
 
 }  // namespace
 
-std::string ForkServer::key(const TestCase& test) {
-  std::string key = test.executable.string() + '\0' + test.working_directory.string();
-  for (const auto& argument : test.collect_arguments) key += '\0' + argument;
-  for (const auto& argument : test.extra_args) key += '\0' + argument;
+std::string ForkServer::key(const TestSource& source) {
+  std::string key = source.executable.string() + '\0' + source.working_directory.string();
+  for (const auto& argument : source.collect_arguments) key += '\0' + argument;
+  for (const auto& argument : source.extra_args) key += '\0' + argument;
+  // The server starts with the source's environment (static initialisation
+  // may read it): sources that differ in it get servers of their own.
+  for (const auto& [name, value] : source.env) key += '\0' + name + '=' + value;
   return key;
 }
 
@@ -44,28 +47,28 @@ std::filesystem::path ForkServer::preload_library() {
 }
 
 Expected<std::unique_ptr<ForkServer>> ForkServer::start(
-    const TestCase& test, const std::filesystem::path& log, std::chrono::milliseconds timeout) {
+    const TestSource& source, const std::filesystem::path& log, std::chrono::milliseconds timeout) {
   process::SpawnRequest request;
-  std::vector<std::pair<std::string, std::string>> env(test.env.begin(), test.env.end());
+  std::vector<std::pair<std::string, std::string>> env(source.env.begin(), source.env.end());
   env.emplace_back("RANKTEST_FORK_SERVER", "1");
-  if (test.kind == SuiteKind::pytest) {
+  if (source.kind == SuiteKind::pytest) {
     const auto plugin = discover::pytest_plugin_path();
     if (!plugin) return Error{"cannot find ranktest's pytest plugin"};
-    request.argv = discover::pytest_base_args(test.executable.string());
+    request.argv = discover::pytest_base_args(source.executable.string());
     request.argv.push_back("-s");
-    request.argv.insert(request.argv.end(), test.collect_arguments.begin(),
-                        test.collect_arguments.end());
+    request.argv.insert(request.argv.end(), source.collect_arguments.begin(),
+                        source.collect_arguments.end());
     env.emplace_back("PYTHONPATH", discover::pytest_python_path(*plugin));
     env.emplace_back("PYTHONUNBUFFERED", "1");
   } else {
     const auto library = preload_library();
     if (::access(library.c_str(), R_OK) != 0)
       return Error{fmt::format("{} is missing; reinstall ranktest", library.string())};
-    request.argv = {test.executable.string()};
+    request.argv = {source.executable.string()};
     env.emplace_back("LD_PRELOAD", library.string());
   }
   request.environment = process::make_environment(env, {});
-  request.working_directory = test.working_directory;
+  request.working_directory = source.working_directory;
   request.stdout_path = log;
   int requests[2], replies[2];
   if (::pipe2(requests, O_CLOEXEC) != 0) return Error{std::strerror(errno)};

@@ -34,12 +34,12 @@ struct ForkRequest {
 
 class ForkServer {
  public:
-  // Starts the server for the source `test` belongs to and waits (at most
-  // `timeout`) until it has collected. An error says why it cannot serve;
+  // Starts the server for `source` and waits (at most `timeout`) until it
+  // has collected. An error says why it cannot serve;
   // so does a server that is up but whose guard already refuses to fork.
-  static Expected<std::unique_ptr<ForkServer>> start(const TestCase& test,
-                                                           const std::filesystem::path& log,
-                                                           std::chrono::milliseconds timeout);
+  static Expected<std::unique_ptr<ForkServer>> start(const TestSource& source,
+                                                     const std::filesystem::path& log,
+                                                     std::chrono::milliseconds timeout);
   ~ForkServer();
   ForkServer(const ForkServer&) = delete;
   ForkServer& operator=(const ForkServer&) = delete;
@@ -48,8 +48,9 @@ class ForkServer {
   // found a device open or threads running) or is gone.
   Expected<pid_t> fork_test(const ForkRequest& request);
 
-  // Which source a test belongs to, as far as its server is concerned.
-  static std::string key(const TestCase& test);
+  // Which server a source's tests fork from: sources that start the same
+  // way share one.
+  static std::string key(const TestSource& source);
 
   // libranktest-forkserver.so, beside the ranktest binary.
   static std::filesystem::path preload_library();

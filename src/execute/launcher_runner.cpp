@@ -42,11 +42,11 @@ std::string last_lines_of(const std::filesystem::path& log, std::size_t count) {
 void ProcessTestRunner::start_with_launcher(
     RunningTest& running, std::vector<RankPlan> ranks,
     const std::function<void(const std::string&)>& failed_to_launch) {
-  const auto& settings = running.test->settings;
+  const auto& settings = *running.test->settings;
   const bool mpirun = settings.launcher == Launcher::mpirun;
   const auto& launcher = mpirun ? options_.mpirun : options_.slurm;
   LaunchPlan plan;
-  plan.test_id = running.test->test.id;
+  plan.test_id = running.test->test->id;
   plan.folder = running.folder;
   if (mpirun && launcher.hostfile)
     if (auto host = first_host_of_hostfile(*launcher.hostfile)) plan.master_address = *host;
@@ -112,7 +112,7 @@ void ProcessTestRunner::poll_rank_ends(RunningTest& running, Clock::time_point n
 void ProcessTestRunner::launcher_ended(RunningTest& running, Clock::time_point now) {
   poll_rank_ends(running, now);
   const auto& launcher = *running.launcher;
-  const auto& config = running.test->settings.launcher == Launcher::mpirun ? options_.mpirun
+  const auto& config = running.test->settings->launcher == Launcher::mpirun ? options_.mpirun
                                                                              : options_.slurm;
   const auto name = std::filesystem::path(config.command).filename().string();
   for (auto& rank : running.ranks) {

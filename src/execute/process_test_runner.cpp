@@ -39,27 +39,29 @@ RankPlan rank_command(const select::PlannedTest& planned, const schedule::Assign
                       const std::vector<std::string>& inventory_kinds,
                       const std::filesystem::path& report_path,
                       const std::filesystem::path& attempt_folder) {
-  const TestCase& test = planned.test;
+  const TestCase& test = *planned.test;
+  const TestSource& source = *test.source;
   RankPlan request;
   Environment& env = request.set;
-  env.assign(test.env.begin(), test.env.end());
-  if (test.kind == SuiteKind::pytest) {
-    request.argv = discover::pytest_base_args(test.executable.string());
+  env.assign(source.env.begin(), source.env.end());
+  if (source.kind == SuiteKind::pytest) {
+    request.argv = discover::pytest_base_args(source.executable.string());
     // -s: the test's output goes to its log as it is written (a hung rank's
     // last words matter); the plugin reports the result.
     request.argv.push_back("-s");
-    request.argv.insert(request.argv.end(), test.extra_args.begin(), test.extra_args.end());
-    request.argv.push_back(test.run_argument.empty() ? test.name : test.run_argument);
+    request.argv.insert(request.argv.end(), source.extra_args.begin(), source.extra_args.end());
+    const auto& run_argument = test.detail().run_argument;
+    request.argv.push_back(run_argument.empty() ? test.name : run_argument);
     if (const auto plugin = discover::pytest_plugin_path())
       env.emplace_back("PYTHONPATH", discover::pytest_python_path(*plugin));
     env.emplace_back("PYTHONUNBUFFERED", "1");
     env.emplace_back("RANKTEST_RESULT_FILE", report_path.string());
     env.emplace_back("RANKTEST_STACK_DIR", attempt_folder.string());
   } else {
-    request.argv.push_back(test.executable.string());
+    request.argv.push_back(source.executable.string());
     // The user's arguments first: gtest takes the last of a repeated flag, so
     // ranktest's own filter and report path win.
-    request.argv.insert(request.argv.end(), test.extra_args.begin(), test.extra_args.end());
+    request.argv.insert(request.argv.end(), source.extra_args.begin(), source.extra_args.end());
     request.argv.push_back("--gtest_filter=" + test.name);
     request.argv.push_back("--gtest_output=json:" + report_path.string());
     env.emplace_back("GTEST_COLOR", "no");
@@ -69,9 +71,9 @@ RankPlan rank_command(const select::PlannedTest& planned, const schedule::Assign
   env.emplace_back("RANKTEST_ATTEMPT", std::to_string(assignment.attempt));
   env.emplace_back("RANKTEST_RUN_DIR", folder.path().string());
   const auto contract =
-      rank_environment(assignment.grant, rank, planned.settings.ranks, inventory_kinds);
+      rank_environment(assignment.grant, rank, planned.settings->ranks, inventory_kinds);
   env.insert(env.end(), contract.begin(), contract.end());
-  request.working_directory = test.working_directory;
+  request.working_directory = source.working_directory;
   return request;
 }
 
@@ -137,7 +139,7 @@ void ProcessTestRunner::note_left_behind(TestResult& result, const RunningTest& 
   const auto note = fmt::format("left {} process{} running, killed (pid {})", count,
                                 count == 1 ? "" : "es", pids);
   const bool clean_end = result.outcome == Outcome::passed || result.outcome == Outcome::skipped;
-  if (clean_end && running.test->settings.leak_is_failure) {
+  if (clean_end && running.test->settings->leak_is_failure) {
     result.outcome = Outcome::leaked;
     result.reason = note;
   } else {
@@ -174,8 +176,8 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
   running->test = &test;
   running->assignment = assignment;
   running->started = now;
-  running->deadline = now + test.settings.timeout;
-  running->next_slow_note = now + test.settings.slow;
+  running->deadline = now + test.settings->timeout;
+  running->next_slow_note = now + test.settings->slow;
 
   const auto failed_to_launch = [&](const std::string& why) {
     TestResult result;
@@ -184,30 +186,30 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
     finished_.push_back(schedule::Finished{assignment, std::move(result)});
     // Ranks already started are killed and reaped by ~ChildProcess.
   };
-  if (test.test.collection_error) {
+  if (const auto& error = test.test->detail().collection_error) {
     // Nothing to run: pytest could not collect the test's file.
     TestResult result;
     result.outcome = Outcome::error;
     result.reason = "collection failed";
-    result.failures.push_back(FailureMessage{std::nullopt, *test.test.collection_error});
+    result.failures.push_back(FailureMessage{std::nullopt, *error});
     finished_.push_back(schedule::Finished{assignment, std::move(result)});
     return;
   }
-  auto folder = folder_.attempt_folder(test.test.id, assignment.attempt);
+  auto folder = folder_.attempt_folder(test.test->id, assignment.attempt);
   if (!folder) return failed_to_launch(folder.error().message);
   running->folder = *folder;
   if (options_.cgroups)
     running->cgroup = options_.cgroups->create(
-        process::CgroupLimits{test.settings.max_processes, test.settings.max_memory});
+        process::CgroupLimits{test.settings->max_processes, test.settings->max_memory});
 
   // Each rank's command, log, report and audit file, whoever starts it.
-  const int world = test.settings.ranks;
+  const int world = test.settings->ranks;
   std::vector<RankPlan> commands;
   for (int rank = 0; rank < world; ++rank) {
     const auto suffix = world == 1 ? std::string() : fmt::format("-rank-{}", rank);
     const auto report_path =
         *folder / fmt::format("{}{}.json",
-                              test.test.kind == SuiteKind::pytest ? "pytest" : "gtest", suffix);
+                              test.test->source->kind == SuiteKind::pytest ? "pytest" : "gtest", suffix);
     auto command = rank_command(test, assignment, rank, folder_, options_.inventory_kinds,
                                 report_path, *folder);
     const auto log_path = options_.capture_output
@@ -216,7 +218,7 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
                               : std::filesystem::path();
     command.log = log_path;
     std::filesystem::path audit_path;
-    if (test.settings.audit_children) {
+    if (test.settings->audit_children) {
       if (::access(options_.audit_helper.c_str(), X_OK) != 0)
         return failed_to_launch(fmt::format(
             "audit-children needs {}, which is missing or not executable; reinstall ranktest",
@@ -229,7 +231,7 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
                                   report_path, audit_path, {}, {}, false, 0, {}});
     commands.push_back(std::move(command));
   }
-  if (test.settings.launcher != Launcher::local) {
+  if (test.settings->launcher != Launcher::local) {
     bool launched = true;
     start_with_launcher(*running, std::move(commands), [&](const std::string& why) {
       launched = false;
@@ -244,17 +246,17 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
     const bool audited = !running->ranks[static_cast<std::size_t>(rank)].audit_path.empty();
     if (rank > 0) request.process_group = running->ranks.front().child.process_group();
     std::optional<Expected<process::ChildProcess>> spawned;
-    if (test.test.fork_server && !audited && !log_path.empty())
+    if (test.test->source->fork_server && !audited && !log_path.empty())
       if (auto* server = fork_server_for(test)) {
-        ForkRequest fork{test.test.name, request.argv, request.environment, log_path,
-                         test.test.working_directory, request.process_group,
+        ForkRequest fork{test.test->name, request.argv, request.environment, log_path,
+                         test.test->source->working_directory, request.process_group,
                          running->cgroup ? running->cgroup->procs_files()
                                          : std::vector<std::filesystem::path>{}};
         if (auto pid = server->fork_test(fork))
           spawned.emplace(process::ChildProcess::adopt(
               *pid, request.process_group ? request.process_group : *pid));
         else
-          give_up_fork_server(test.test, pid.error().message);
+          give_up_fork_server(*test.test->source, pid.error().message);
       }
     const auto spawn = [&] { spawned.emplace(process::ChildProcess::spawn(request)); };
     if (!spawned && (!running->cgroup || !running->cgroup->spawn_inside(spawn))) spawn();
@@ -277,27 +279,27 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
 }
 
 ForkServer* ProcessTestRunner::fork_server_for(const select::PlannedTest& test) {
-  const auto key = ForkServer::key(test.test);
+  const auto key = ForkServer::key(*test.test->source);
   if (no_fork_server_.count(key)) return nullptr;
   if (auto it = fork_servers_.find(key); it != fork_servers_.end()) return it->second.get();
   const auto log = folder_.path() / fmt::format("fork-server-{}.log", fork_servers_.size() + 1);
-  auto server = ForkServer::start(test.test, log, test.settings.timeout);
+  auto server = ForkServer::start(*test.test->source, log, test.settings->timeout);
   if (!server) {
-    give_up_fork_server(test.test, server.error().message);
+    give_up_fork_server(*test.test->source, server.error().message);
     return nullptr;
   }
   return fork_servers_.emplace(key, std::move(*server)).first->second.get();
 }
 
 // Said once per source; its tests then start one interpreter each.
-void ProcessTestRunner::give_up_fork_server(const TestCase& test, const std::string& why) {
-  const auto key = ForkServer::key(test);
+void ProcessTestRunner::give_up_fork_server(const TestSource& source, const std::string& why) {
+  const auto key = ForkServer::key(source);
   if (!no_fork_server_.insert(key).second) return;
   fork_servers_.erase(key);
   fmt::print(stderr,
              "ranktest: warning: the fork server of {} cannot fork tests: {}; running its "
              "tests in plain mode (a fresh process each)\n",
-             test.source_label, why);
+             source.label, why);
 }
 
 std::optional<int> ProcessTestRunner::pause_until(std::chrono::steady_clock::time_point until) {
@@ -442,7 +444,7 @@ std::vector<pid_t> ProcessTestRunner::test_processes(const RunningTest& running,
 
 std::vector<std::string> ProcessTestRunner::markers(const RunningTest& running) const {
   return {"RANKTEST_RUN_DIR=" + folder_.path().string(),
-          "RANKTEST_TEST_ID=" + running.test->test.id,
+          "RANKTEST_TEST_ID=" + running.test->test->id,
           "RANKTEST_ATTEMPT=" + std::to_string(running.assignment.attempt)};
 }
 
@@ -484,7 +486,7 @@ bool ProcessTestRunner::start_stack_dumps(RunningTest& running) {
 // gdb stops whatever it attaches to. The dump is written by the signal
 // handler itself, even while the interpreter is blocked in C code.
 void ProcessTestRunner::request_python_stacks(const RunningTest& running) const {
-  if (running.test->test.kind != SuiteKind::pytest) return;
+  if (running.test->test->source->kind != SuiteKind::pytest) return;
   const auto* leader = running.unreaped();
   if (!leader) return;
   const auto processes = test_processes(running, leader->process_group());
@@ -569,7 +571,7 @@ void ProcessTestRunner::enforce_deadlines(Clock::time_point now) {
       slow_.push_back({running->assignment,
                        std::chrono::duration_cast<std::chrono::milliseconds>(
                            now - running->started)});
-      running->next_slow_note += running->test->settings.slow;
+      running->next_slow_note += running->test->settings->slow;
     }
     if (running->kill_at) {
       if (now >= *running->kill_at && running->launcher && !running->launcher_signalled) {
@@ -622,7 +624,7 @@ ProcessTestRunner::Clock::time_point ProcessTestRunner::next_deadline() const {
 
 RankResult ProcessTestRunner::classify_rank(const RunningTest& running,
                                             const Rank& rank) const {
-  const auto& test = running.test->test;
+  const TestCase& test = *running.test->test;
   keep_head_and_tail(rank.log_path, options_.max_output);
   const auto tail = text::read_file_tail(rank.log_path, kTailBytes);
   const GtestProcessEnd end{rank.child.exit(), running.timed_out, running.interrupted};
@@ -632,7 +634,7 @@ RankResult ProcessTestRunner::classify_rank(const RunningTest& running,
   TestResult classified;
   std::string excerpt;
   std::optional<double> failed_at;
-  if (test.kind == SuiteKind::pytest) {
+  if (test.source->kind == SuiteKind::pytest) {
     std::optional<PytestVerdict> verdict;
     if (has_report) verdict = read_pytest_verdict(text::read_file(rank.report_path), test.name);
     classified = classify_pytest_test(end, verdict);
@@ -658,7 +660,7 @@ RankResult ProcessTestRunner::classify_rank(const RunningTest& running,
   result.failed_at = failed_at;
   if (result.outcome == Outcome::timed_out)
     result.reason = fmt::format("after {}",
-                                config::format_duration(running.test->settings.timeout));
+                                config::format_duration(running.test->settings->timeout));
   if (result.outcome == Outcome::passed && !rank.audit_path.empty()) {
     std::vector<AuditedChild> failed;
     for (auto& child : parse_child_audit(text::read_file(rank.audit_path)))
@@ -771,7 +773,7 @@ void ProcessTestRunner::note_cgroup_usage(TestResult& result, const RunningTest&
   const auto usage = running.cgroup->usage();
   result.peak_memory = usage.peak_memory;
   result.peak_processes = usage.peak_processes;
-  const auto& settings = running.test->settings;
+  const auto& settings = *running.test->settings;
   const auto append = [&](const std::string& note) {
     result.reason += (result.reason.empty() ? "" : "; ") + note;
   };

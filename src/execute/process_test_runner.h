@@ -136,7 +136,7 @@ class ProcessTestRunner final : public schedule::TestRunner {
   void detach_audits(const RunningTest& running) const;
   void request_python_stacks(const RunningTest& running) const;
   ForkServer* fork_server_for(const select::PlannedTest& test);
-  void give_up_fork_server(const TestCase& test, const std::string& why);
+  void give_up_fork_server(const TestSource& source, const std::string& why);
   std::vector<std::string> markers(const RunningTest& running) const;
   // Every live process of the test: its group, its cgroup, its markers.
   std::vector<pid_t> test_processes(const RunningTest& running, pid_t group) const;

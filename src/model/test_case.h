@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,36 +32,59 @@ struct DeclaredSettings {
   std::optional<std::chrono::milliseconds> timeout;
 };
 
-struct TestCase {
-  // Unique within a run: "<source label>::<framework name>".
-  std::string id;
-  // The name the framework knows it by, e.g. "Suite/0.Name/3" for gtest.
-  std::string name;
+// How to start the tests of one source (a gtest binary, a pytest source):
+// the same for each of its tests, so they share one (a binary may hold
+// 100,000 tests, and a copy per test of its path, arguments and
+// environment is most of a test's memory). Immutable once discovered.
+struct TestSource {
   SuiteKind kind = SuiteKind::gtest;
   // Names the source (e.g. the binary's file name); JUnit's testsuite name.
-  std::string source_label;
+  std::string label;
   std::filesystem::path executable;
   std::vector<std::string> extra_args;
   std::map<std::string, std::string> env;
   std::filesystem::path working_directory;  // empty: the runner's own
-  std::optional<SourceLocation> location;
+  // pytest: the arguments the source was collected with (its args and
+  // paths), which a fork server collects again.
+  std::vector<std::string> collect_arguments;
+  // Whether its tests run through a fork server.
+  bool fork_server = false;
+  // The source's launcher, where it names one; [[override]] entries win.
+  std::optional<Launcher> launcher;
+};
+
+// What only some tests have: parameters (gtest), pytest's own fields, a
+// collection error. Apart from TestCase so that a test without any of it
+// costs a null pointer.
+struct TestDetails {
   std::string type_param;   // gtest typed tests: "int"
   std::string value_param;  // gtest value-parameterised tests: "\"a/b\""
-  // Set when the test is collected but must not run, e.g. "disabled".
-  std::optional<std::string> skip_reason;
   // pytest: what to pass pytest to run this test alone ("/abs/test_x.py::t").
   std::string run_argument;
   // Set when collecting this test's file failed: it is reported as an error
   // with this message, never silently lost.
   std::optional<std::string> collection_error;
   DeclaredSettings declared;
-  // pytest: the arguments the source was collected with (its args and
-  // paths), which a fork server collects again; and whether its tests run
-  // through one.
-  std::vector<std::string> collect_arguments;
-  bool fork_server = false;
-  // The source's launcher, where it names one; [[override]] entries win.
-  std::optional<Launcher> launcher;
+};
+
+struct TestCase {
+  // Unique within a run: "<source label>::<framework name>".
+  std::string id;
+  // The name the framework knows it by, e.g. "Suite/0.Name/3" for gtest.
+  std::string name;
+  // Never null once discovered.
+  std::shared_ptr<const TestSource> source;
+  std::optional<SourceLocation> location;
+  // Set when the test is collected but must not run, e.g. "disabled".
+  std::optional<std::string> skip_reason;
+  // Null when the test has no details.
+  std::shared_ptr<const TestDetails> details;
+
+  // Its details, or empty ones.
+  const TestDetails& detail() const {
+    static const TestDetails none;
+    return details ? *details : none;
+  }
 };
 
 }  // namespace ranktest

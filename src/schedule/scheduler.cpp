@@ -13,9 +13,9 @@ namespace {
 std::list<std::size_t> start_order(const std::vector<select::PlannedTest>& plan) {
   std::list<std::size_t> order;
   for (std::size_t i = 0; i < plan.size(); ++i)
-    if (plan[i].settings.exclusive) order.push_back(i);
+    if (plan[i].settings->exclusive) order.push_back(i);
   for (std::size_t i = 0; i < plan.size(); ++i)
-    if (!plan[i].settings.exclusive) order.push_back(i);
+    if (!plan[i].settings->exclusive) order.push_back(i);
   return order;
 }
 
@@ -43,9 +43,9 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
   const auto try_start = [&](std::size_t index, int attempt) {
     const auto& test = plan[index];
     if (exclusive_running) return false;
-    if (test.settings.exclusive && running > 0) return false;
+    if (test.settings->exclusive && running > 0) return false;
     ResourcePool::Shortage shortage;
-    auto grant = resources.try_acquire(test.settings, shortage);
+    auto grant = resources.try_acquire(*test.settings, shortage);
     if (!grant) {
       if (shortage == ResourcePool::Shortage::no_port && running == 0) {
         // Nothing of ours holds a port: something else has them all.
@@ -59,7 +59,7 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
     }
     const Assignment assignment{index, attempt, std::move(*grant)};
     ++running;
-    exclusive_running = test.settings.exclusive;
+    exclusive_running = test.settings->exclusive;
     observer.test_started(test, assignment);
     runner.start(test, assignment);
     return true;
@@ -77,7 +77,7 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
     std::set<std::pair<int, std::map<std::string, int>>> did_not_fit;
     for (auto it = pending.begin(); it != pending.end();) {
       if (exclusive_running || resources.free_slots() == 0) return;
-      const auto& settings = plan[*it].settings;
+      const auto& settings = *plan[*it].settings;
       // An exclusive test waits for the others to finish and holds back
       // everything behind it meanwhile (they are all at the front).
       if (settings.exclusive && running > 0) return;
@@ -121,13 +121,13 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
       resources.release(finished.assignment.grant);
       --running;
       const auto& test = plan[finished.assignment.test_index];
-      if (test.settings.exclusive) exclusive_running = false;
+      if (test.settings->exclusive) exclusive_running = false;
       const bool failed = is_failure(finished.result.outcome);
       finished.retrying = failed && result.cancel == CancelReason::none &&
-                          finished.assignment.attempt <= test.settings.retries;
+                          finished.assignment.attempt <= test.settings->retries;
       if (finished.retrying)
         retries.push_back({finished.assignment.test_index, finished.assignment.attempt + 1,
-                           std::chrono::steady_clock::now() + test.settings.retry_delay});
+                           std::chrono::steady_clock::now() + test.settings->retry_delay});
       observer.test_finished(test, finished);
       if (options.fail_fast && failed && !finished.retrying) cancel(CancelReason::fail_fast);
     }

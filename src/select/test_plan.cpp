@@ -47,16 +47,17 @@ ResolvedSettings resolve_settings(const config::Config& config,
     take(chosen.nodes, entry.settings.nodes);
   }
   // Then what the test declares in its own source.
-  take(chosen.ranks, test.declared.ranks);
-  take(chosen.devices, test.declared.devices);
-  take(chosen.exclusive, test.declared.exclusive);
-  if (!chosen.timeout && test.declared.timeout) chosen.timeout = *test.declared.timeout;
+  const auto& declared = test.detail().declared;
+  take(chosen.ranks, declared.ranks);
+  take(chosen.devices, declared.devices);
+  take(chosen.exclusive, declared.exclusive);
+  if (!chosen.timeout && declared.timeout) chosen.timeout = *declared.timeout;
   take(chosen.audit_children, config.defaults.audit_children);
   take(chosen.max_processes, config.defaults.max_processes);
   take(chosen.max_memory, config.defaults.max_memory);
   take(chosen.retries, config.defaults.retries);
   take(chosen.retry_delay, config.defaults.retry_delay);
-  take(chosen.launcher, test.launcher);  // the source's
+  take(chosen.launcher, test.source->launcher);  // the source's
   take(chosen.launcher, config.defaults.launcher);
   take(chosen.nodes, config.defaults.nodes);
   ResolvedSettings settings;
@@ -98,19 +99,32 @@ TestPlan plan_tests(std::vector<TestCase> tests,
                     const Selection& selection, const config::Config& config,
                     const std::map<std::string, int>& capacity) {
   TestPlan plan;
+  plan.tests = std::move(tests);
   // Most tests run: one allocation, not a doubling vector's copies.
-  plan.to_run.reserve(tests.size());
-  for (auto& test : tests) {
+  plan.to_run.reserve(plan.tests.size());
+  // Settings already given to a test, to share: a run has few distinct
+  // ones. Only the latest are compared, so that a suite whose every test
+  // declares its own settings costs a copy each, not a quadratic search.
+  constexpr std::size_t kCompared = 32;
+  std::vector<std::shared_ptr<const ResolvedSettings>> distinct;
+  const auto shared = [&](ResolvedSettings settings) {
+    const std::size_t compared = std::min(distinct.size(), kCompared);
+    for (auto it = distinct.rbegin(); it != distinct.rbegin() + compared; ++it)
+      if (**it == settings) return *it;
+    distinct.push_back(std::make_shared<const ResolvedSettings>(std::move(settings)));
+    return distinct.back();
+  };
+  for (const auto& test : plan.tests) {
     if (!selection_matches(selection, test)) {
       ++plan.filtered_out;
     } else if (test.skip_reason) {
-      plan.to_skip.push_back(std::move(test));
+      plan.to_skip.push_back(&test);
     } else {
       auto settings = resolve_settings(config, test);
       if (auto why = unsatisfiable(settings, capacity))
-        plan.cannot_run.push_back(NotRunnable{std::move(test), *why});
+        plan.cannot_run.push_back(NotRunnable{&test, *why});
       else
-        plan.to_run.push_back(PlannedTest{std::move(test), std::move(settings)});
+        plan.to_run.push_back(PlannedTest{&test, shared(std::move(settings))});
     }
   }
   return plan;
@@ -119,7 +133,7 @@ TestPlan plan_tests(std::vector<TestCase> tests,
 void order_longest_first(std::vector<PlannedTest>& tests,
                          const std::map<std::string, config::Duration>& expected) {
   const auto key = [&](const PlannedTest& test) {
-    const auto it = expected.find(test.test.id);
+    const auto it = expected.find(test.test->id);
     return it == expected.end() ? config::Duration::max() : it->second;
   };
   std::stable_sort(tests.begin(), tests.end(), [&](const auto& a, const auto& b) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -45,25 +46,39 @@ struct ResolvedSettings {
   // Slurm places the ranks on its nodes: they take no slot of this machine
   // but the one srun runs in.
   bool ranks_run_here() const { return launcher != Launcher::slurm; }
+
+  bool operator==(const ResolvedSettings&) const = default;
 };
 ResolvedSettings resolve_settings(const config::Config& config,
                                   const TestCase& test);
 
+// A test that runs, and how. Points into its plan's tests; tests with the
+// same settings share them (a plan may hold 100,000 tests, and a copy of
+// each would be most of the plan's memory).
 struct PlannedTest {
-  TestCase test;
-  ResolvedSettings settings;
+  const TestCase* test = nullptr;
+  std::shared_ptr<const ResolvedSettings> settings;
 };
 
 struct NotRunnable {
-  TestCase test;
+  const TestCase* test = nullptr;
   std::string reason;  // "needs 8 tpu, inventory has 4"
 };
 
 struct TestPlan {
-  std::vector<PlannedTest> to_run;   // in discovery order
-  std::vector<TestCase> to_skip;     // selected, but with a skip reason
-  std::vector<NotRunnable> cannot_run;  // selected, but needs what is not here
-  std::size_t filtered_out = 0;      // not selected
+  // Every discovered test, owned here; the lists below point into it, so
+  // a plan moves but is never copied.
+  std::vector<TestCase> tests;
+  std::vector<PlannedTest> to_run;          // in discovery order
+  std::vector<const TestCase*> to_skip;     // selected, but with a skip reason
+  std::vector<NotRunnable> cannot_run;      // selected, but needs what is not here
+  std::size_t filtered_out = 0;             // not selected
+
+  TestPlan() = default;
+  TestPlan(TestPlan&&) = default;
+  TestPlan& operator=(TestPlan&&) = default;
+  TestPlan(const TestPlan&) = delete;
+  TestPlan& operator=(const TestPlan&) = delete;
 };
 
 // `capacity` is how many devices of each kind the machine has; a test that

@@ -75,6 +75,34 @@ TEST(ListingJson, ReadsNamesParamsAndLocations) {
   EXPECT_EQ((*listed)[1].type_param, "int");
 }
 
+// A binary may list 100,000 tests: the reader hands each over as it reads
+// it (the document is never held whole) and says first how many to expect.
+TEST(ListingJson, HandsOverEachTestAndSaysHowManyFirst) {
+  std::vector<std::string> events;
+  const auto read = read_listing_json(
+      R"({"tests": 3, "name": "AllTests", "testsuites": [
+        {"name": "A", "tests": 2, "testsuite": [{"name": "One"}, {"name": "Two"}]},
+        {"testsuite": [{"name": "Three", "file": "b.cpp", "line": 4}], "name": "B"}]})",
+      ListingSink{[&](std::size_t count) { events.push_back("expect " + std::to_string(count)); },
+                  [&](ListedTest&& test) { events.push_back(test.full_name()); }});
+  ASSERT_TRUE(read) << read.error().message;
+  // A suite's name may come after its tests.
+  EXPECT_EQ(events, (std::vector<std::string>{"expect 3", "A.One", "A.Two", "B.Three"}));
+  const auto unnamed = parse_listing_json(
+      R"({"testsuites": [{"name": "A", "testsuite": [{"file": "a.cpp"}]}]})");
+  ASSERT_FALSE(unnamed);
+  EXPECT_EQ(unnamed.error().message, "the JSON listing has a test without a name in suite A");
+}
+
+TEST(ListingText, SaysHowManyToExpect) {
+  std::size_t expected = 0, taken = 0;
+  ASSERT_TRUE(read_listing_text("A.\n  One\n  Two\nB.\n  Three\n",
+                                ListingSink{[&](std::size_t count) { expected = count; },
+                                            [&](ListedTest&&) { ++taken; }}));
+  EXPECT_EQ(expected, 3u);
+  EXPECT_EQ(taken, 3u);
+}
+
 TEST(ListingJson, RejectsOtherJson) {
   EXPECT_FALSE(parse_listing_json("not json"));
   EXPECT_FALSE(parse_listing_json("[]"));

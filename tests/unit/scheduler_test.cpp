@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <map>
 #include <random>
 #include <set>
@@ -29,21 +30,21 @@ class FakeRunner : public TestRunner {
     for (int slot : grant.slots)
       EXPECT_TRUE(busy_slots_.insert(slot).second) << "slot " << slot << " shared";
     for (const auto& [kind, ids] : grant.devices) {
-      EXPECT_EQ(static_cast<int>(ids.size()), test.settings.devices.at(kind));
+      EXPECT_EQ(static_cast<int>(ids.size()), test.settings->devices.at(kind));
       for (const auto& id : ids)
         EXPECT_TRUE(busy_devices_.insert(kind + ":" + id).second) << kind << id << " shared";
     }
-    EXPECT_EQ(grant.devices.size(), test.settings.devices.size());
+    EXPECT_EQ(grant.devices.size(), test.settings->devices.size());
     EXPECT_NE(grant.port, 0);
     EXPECT_TRUE(busy_ports_.insert(grant.port).second) << "port " << grant.port << " shared";
-    if (test.settings.exclusive) {
+    if (test.settings->exclusive) {
       EXPECT_TRUE(running_.empty()) << "exclusive test not alone";
     }
     for (const auto& [index, other] : running_)
-      EXPECT_FALSE(plan_[index].settings.exclusive) << "started beside an exclusive test";
+      EXPECT_FALSE(plan_[index].settings->exclusive) << "started beside an exclusive test";
     running_.emplace_back(assignment.test_index, assignment);
     max_running_ = std::max(max_running_, running_.size());
-    ++starts_[test.test.name];
+    ++starts_[test.test->name];
   }
 
   RunnerWakeup wait(std::optional<std::chrono::steady_clock::time_point>) override {
@@ -62,7 +63,7 @@ class FakeRunner : public TestRunner {
       for (const auto& id : ids) busy_devices_.erase(kind + ":" + id);
     busy_ports_.erase(assignment.grant.port);
     TestResult result;
-    const auto& name = plan_[test_index].test.name;
+    const auto& name = plan_[test_index].test->name;
     result.outcome = stopped_ ? Outcome::interrupted
                               : (outcomes_.count(name) ? outcomes_[name] : Outcome::passed);
     wakeup.finished.push_back({assignment, result});
@@ -91,11 +92,11 @@ class Recorder : public ScheduleObserver {
  public:
   void test_started(const select::PlannedTest&, const Assignment&) override { ++started; }
   void test_finished(const select::PlannedTest& test, const Finished& finished) override {
-    EXPECT_TRUE(outcomes.emplace(test.test.name, finished.result.outcome).second)
-        << test.test.name << " finished twice";
+    EXPECT_TRUE(outcomes.emplace(test.test->name, finished.result.outcome).second)
+        << test.test->name << " finished twice";
   }
   void test_not_run(const select::PlannedTest& test, const std::string& reason) override {
-    not_run[test.test.name] = reason;
+    not_run[test.test->name] = reason;
   }
   void test_slow(const select::PlannedTest&, const SlowNotice&) override {}
   int started = 0;
@@ -103,15 +104,27 @@ class Recorder : public ScheduleObserver {
   std::map<std::string, std::string> not_run;
 };
 
-std::vector<select::PlannedTest> make_plan(int count) {
-  std::vector<select::PlannedTest> plan;
+// A plan that owns the tests it points to (a deque: they never move).
+struct Plan : std::vector<select::PlannedTest> {
+  std::deque<TestCase> cases;
+};
+
+// Each test gets settings of its own, which a test case then shapes
+// through settings_of().
+Plan make_plan(int count) {
+  Plan plan;
   for (int i = 0; i < count; ++i) {
-    select::PlannedTest planned;
-    planned.test.name = "T." + std::to_string(i);
-    planned.test.id = "bin::" + planned.test.name;
-    plan.push_back(planned);
+    auto& test = plan.cases.emplace_back();
+    test.name = "T." + std::to_string(i);
+    test.id = "bin::" + test.name;
+    plan.push_back(select::PlannedTest{&test, std::make_shared<select::ResolvedSettings>()});
   }
   return plan;
+}
+
+// make_plan's settings were made mutable: shaping them here is defined.
+select::ResolvedSettings& settings_of(select::PlannedTest& test) {
+  return const_cast<select::ResolvedSettings&>(*test.settings);
 }
 
 ResourcePool make_pool(int slots, config::DeviceInventory devices = {},
@@ -133,11 +146,11 @@ TEST(Scheduler, RandomisedSuitesNeverShareAndRunEveryTestOnce) {
     auto plan = make_plan(pick(30));
     std::map<std::string, Outcome> outcomes;
     for (auto& test : plan) {
-      test.settings.ranks = 1 + pick(4);
-      if (gpus && pick(3) == 0) test.settings.devices["cuda"] = 1 + pick(gpus);
-      if (tpus && pick(4) == 0) test.settings.devices["tpu"] = 1 + pick(tpus);
-      test.settings.exclusive = pick(20) == 0;
-      if (pick(4) == 0) outcomes[test.test.name] = Outcome::failed;
+      settings_of(test).ranks = 1 + pick(4);
+      if (gpus && pick(3) == 0) settings_of(test).devices["cuda"] = 1 + pick(gpus);
+      if (tpus && pick(4) == 0) settings_of(test).devices["tpu"] = 1 + pick(tpus);
+      settings_of(test).exclusive = pick(20) == 0;
+      if (pick(4) == 0) outcomes[test.test->name] = Outcome::failed;
     }
     std::mt19937 port_random(seed);
     FakeRunner runner(plan, outcomes, seed);
@@ -156,8 +169,8 @@ TEST(Scheduler, RandomisedSuitesNeverShareAndRunEveryTestOnce) {
 // verdict (the others say `retrying`); fail-fast waits for that verdict.
 TEST(Scheduler, FailedTestsAreRetriedAndOnlyTheLastAttemptCounts) {
   auto plan = make_plan(3);
-  for (auto& test : plan) test.settings.retries = 2;
-  plan[2].settings.retries = 0;
+  for (auto& test : plan) settings_of(test).retries = 2;
+  settings_of(plan[2]).retries = 0;
   // T.0 fails twice then passes; T.1 always fails; T.2 fails, no retries.
   class Flaky : public FakeRunner {
    public:
@@ -176,10 +189,10 @@ TEST(Scheduler, FailedTestsAreRetriedAndOnlyTheLastAttemptCounts) {
   struct Attempts : ScheduleObserver {
     void test_started(const select::PlannedTest&, const Assignment&) override {}
     void test_finished(const select::PlannedTest& test, const Finished& finished) override {
-      seen[test.test.name].emplace_back(finished.assignment.attempt, finished.retrying);
+      seen[test.test->name].emplace_back(finished.assignment.attempt, finished.retrying);
     }
     void test_not_run(const select::PlannedTest& test, const std::string&) override {
-      not_run.push_back(test.test.name);
+      not_run.push_back(test.test->name);
     }
     void test_slow(const select::PlannedTest&, const SlowNotice&) override {}
     std::map<std::string, std::vector<std::pair<int, bool>>> seen;
@@ -196,7 +209,7 @@ TEST(Scheduler, FailedTestsAreRetriedAndOnlyTheLastAttemptCounts) {
 
   // With fail-fast, a failure that will be retried does not stop the run.
   auto single = make_plan(2);
-  single[0].settings.retries = 1;
+  settings_of(single[0]).retries = 1;
   Attempts fast;
   Flaky again(single, {}, 3);
   auto one_slot = make_pool(1);
@@ -217,13 +230,13 @@ TEST(Scheduler, FillsEverySlotWhenTestsAreSmall) {
 
 TEST(Scheduler, ATestWithMoreRanksThanSlotsRunsAloneRatherThanNever) {
   auto plan = make_plan(3);
-  plan[1].settings.ranks = 16;
+  settings_of(plan[1]).ranks = 16;
   FakeRunner runner(plan, {}, 1);
   Recorder recorder;
   auto pool = make_pool(2);
   run_schedule(plan, {false}, pool, runner, recorder);
   EXPECT_EQ(recorder.outcomes.size(), 3u);
-  EXPECT_EQ(pool.slots_needed(plan[1].settings), 2);
+  EXPECT_EQ(pool.slots_needed(*plan[1].settings), 2);
 }
 
 // Slurm runs a test's ranks on its nodes: here it takes one slot (its
@@ -231,13 +244,13 @@ TEST(Scheduler, ATestWithMoreRanksThanSlotsRunsAloneRatherThanNever) {
 TEST(Scheduler, SlurmTestsTakeOneSlotWhateverTheirRanks) {
   auto plan = make_plan(2);
   for (auto& test : plan) {
-    test.settings.ranks = 16;
-    test.settings.launcher = Launcher::slurm;
+    settings_of(test).ranks = 16;
+    settings_of(test).launcher = Launcher::slurm;
   }
   FakeRunner runner(plan, {}, 1);
   Recorder recorder;
   auto pool = make_pool(2);
-  EXPECT_EQ(pool.slots_needed(plan[0].settings), 1);
+  EXPECT_EQ(pool.slots_needed(*plan[0].settings), 1);
   run_schedule(plan, {false}, pool, runner, recorder);
   EXPECT_EQ(recorder.outcomes.size(), 2u);
   EXPECT_EQ(runner.max_running_, 2u);
@@ -245,11 +258,11 @@ TEST(Scheduler, SlurmTestsTakeOneSlotWhateverTheirRanks) {
 
 TEST(Scheduler, DevicesAreGrantedDisjointlyInInventoryOrder) {
   auto plan = make_plan(2);
-  plan[0].settings.devices["cuda"] = 2;
-  plan[1].settings.devices["cuda"] = 2;
+  settings_of(plan[0]).devices["cuda"] = 2;
+  settings_of(plan[1]).devices["cuda"] = 2;
   struct Capture : Recorder {
     void test_started(const select::PlannedTest& t, const Assignment& a) override {
-      granted[t.test.name] = a.grant.devices.at("cuda");
+      granted[t.test->name] = a.grant.devices.at("cuda");
     }
     std::map<std::string, std::vector<std::string>> granted;
   } recorder;

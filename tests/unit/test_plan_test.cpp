@@ -5,9 +5,19 @@
 namespace ranktest::select {
 namespace {
 
+std::shared_ptr<const TestSource> source_with(std::optional<Launcher> launcher = {}) {
+  auto source = std::make_shared<TestSource>();
+  source->label = "bin";
+  source->executable = "/bin/true";
+  source->launcher = launcher;
+  return source;
+}
+
 TestCase make_test(const std::string& name, bool disabled = false) {
+  static const auto source = source_with();
   TestCase test;
   test.name = name;
+  test.source = source;
   test.id = "bin::" + name;
   if (disabled) test.skip_reason = "disabled";
   return test;
@@ -58,9 +68,32 @@ TEST(Plan, SplitsRunSkipAndFilteredOut) {
                                     make_test("B.Three")};
   const auto plan = plan_tests(tests, Selection{{"A.*"}, {}}, config);
   ASSERT_EQ(plan.to_run.size(), 1u);
-  EXPECT_EQ(plan.to_run[0].test.name, "A.One");
+  EXPECT_EQ(plan.to_run[0].test->name, "A.One");
   ASSERT_EQ(plan.to_skip.size(), 1u);
   EXPECT_EQ(plan.filtered_out, 1u);
+}
+
+// A plan of 100,000 tests must not hold 100,000 copies of the same
+// settings, nor a second copy of the tests: it points into the tests it
+// owns, which stay where they are when the plan moves.
+TEST(Plan, SharesEqualSettingsAndPointsIntoItsOwnTests) {
+  config::Config config;
+  config::TestSettings four;
+  four.ranks = 4;
+  config.overrides.push_back({"Wide.*", four, {}});
+  std::vector<TestCase> tests;
+  for (const char* name : {"Wide.A", "Narrow.B", "Wide.C", "Narrow.D"})
+    tests.push_back(make_test(name));
+  auto planned = plan_tests(std::move(tests), Selection{}, config);
+  const TestPlan plan = std::move(planned);
+  ASSERT_EQ(plan.to_run.size(), 4u);
+  EXPECT_EQ(plan.to_run[0].settings, plan.to_run[2].settings);
+  EXPECT_EQ(plan.to_run[1].settings, plan.to_run[3].settings);
+  EXPECT_NE(plan.to_run[0].settings, plan.to_run[1].settings);
+  EXPECT_EQ(plan.to_run[0].settings->ranks, 4);
+  EXPECT_EQ(plan.to_run[1].settings->ranks, 1);
+  for (std::size_t i = 0; i < plan.to_run.size(); ++i)
+    EXPECT_EQ(plan.to_run[i].test, &plan.tests[i]);
 }
 
 TEST(Plan, TestsNeedingMoreDevicesThanExistAreReportedNotDropped) {
@@ -84,7 +117,7 @@ TEST(Overrides, TheLauncherComesFromAnOverrideTheSourceOrTheTopLevel) {
   local.launcher = Launcher::local;
   config.overrides.push_back({"Local.*", local, {}});
   auto from_slurm_source = make_test("Any.Test");
-  from_slurm_source.launcher = Launcher::slurm;
+  from_slurm_source.source = source_with(Launcher::slurm);
   EXPECT_EQ(resolve_settings(config, make_test("Local.One")).launcher, Launcher::local);
   EXPECT_EQ(resolve_settings(config, from_slurm_source).launcher, Launcher::slurm);
   EXPECT_EQ(resolve_settings(config, make_test("Other.One")).launcher, Launcher::mpirun);
@@ -103,21 +136,23 @@ TEST(Plan, SlurmTestsRequestTheirDevicesFromTheClusterNotThisMachine) {
   config.overrides.push_back({"Big.*", gpus, {}});
   const auto plan = plan_tests({make_test("Big.Model")}, Selection{}, config, {{"cuda", 2}});
   ASSERT_EQ(plan.to_run.size(), 1u);
-  const auto& settings = plan.to_run[0].settings;
+  const auto& settings = *plan.to_run[0].settings;
   EXPECT_TRUE(settings.devices.empty());
   EXPECT_EQ(settings.cluster_devices.at("cuda"), 8);
   EXPECT_FALSE(settings.ranks_run_here());
 }
 
 TEST(Plan, LongestExpectedFirstWithUnknownTestsAhead) {
-  std::vector<PlannedTest> tests;
+  std::vector<TestCase> cases;
   for (const char* name : {"A.Short", "A.New", "A.Long", "A.Middle", "A.Newer"})
-    tests.push_back(PlannedTest{make_test(name), {}});
+    cases.push_back(make_test(name));
+  std::vector<PlannedTest> tests;
+  for (const auto& test : cases) tests.push_back(PlannedTest{&test, {}});
   order_longest_first(tests, {{"bin::A.Short", std::chrono::milliseconds(10)},
                               {"bin::A.Long", std::chrono::seconds(30)},
                               {"bin::A.Middle", std::chrono::seconds(2)}});
   std::vector<std::string> order;
-  for (const auto& test : tests) order.push_back(test.test.name);
+  for (const auto& test : tests) order.push_back(test.test->name);
   EXPECT_EQ(order, (std::vector<std::string>{"A.New", "A.Newer", "A.Long", "A.Middle",
                                              "A.Short"}));
 }
