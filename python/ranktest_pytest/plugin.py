@@ -16,6 +16,8 @@ RANKTEST_STACK_DIR    register faulthandler on SIGUSR2: ranktest sends it at
 RANKTEST_FORK_SERVER  after collecting, serve: read requests (JSON lines) on
                       stdin, fork a fresh process per test, answer on fd 3
                       (see _serve).
+RANKTEST_FORK_LIBRARY the fork server's way to fork: ranktest's
+                      libranktest-forkserver.so (see _sibling_fork).
 """
 
 import faulthandler
@@ -251,9 +253,9 @@ def _serve(session):
     """One JSON line per request on stdin:
         {"nodeid": ..., "env": {...}, "log": path, "cwd": path, "pgid": 0 or N,
          "cgroups": [cgroup.procs paths]}
-    and one reply per request on fd 3: {"pid": N} (the test's process,
-    already an orphan, so the runner, a child subreaper, reaps it) or
-    {"refused": why}. First of all: {"ready": true, "guard": null or why}."""
+    and one reply per request on fd 3: {"pid": N} (the test's process, the
+    runner's own child, which the runner reaps) or {"refused": why}. First
+    of all: {"ready": true, "guard": null or why}."""
     replies = os.fdopen(3, "w", buffering=1)
     items = {item.nodeid: item for item in session.items}
 
@@ -267,6 +269,10 @@ def _serve(session):
 
     gc.collect()
     gc.freeze()
+    fork_test = _sibling_fork()
+    if isinstance(fork_test, str):
+        reply({"ready": True, "tests": len(items), "guard": fork_test})
+        return
     reply({"ready": True, "tests": len(items), "guard": _guard.check()})
     for line in sys.stdin.buffer:
         request = json.loads(line)
@@ -280,29 +286,53 @@ def _serve(session):
             continue
         sys.stdout.flush()
         sys.stderr.flush()
-        read_end, write_end = os.pipe()
-        middle = os.fork()
-        if middle == 0:
-            os.close(read_end)
-            try:
-                child = os.fork()
-            except OSError:
-                os._exit(1)
-            if child == 0:
-                os.close(write_end)
-                replies.close()
-                _run_forked(item, request)
-            try:
-                os.setpgid(child, request.get("pgid") or child)
-            except OSError:
-                pass
-            os.write(write_end, str(child).encode())
-            os._exit(0)
-        os.close(write_end)
-        data = os.read(read_end, 64)
-        os.close(read_end)
-        os.waitpid(middle, 0)
-        reply({"pid": int(data)} if data else {"refused": "fork failed"})
+        try:
+            child = fork_test()
+        except OSError as error:
+            reply({"refused": "fork failed: %s" % error})
+            continue
+        if child == 0:
+            replies.close()
+            _run_forked(item, request)
+        # The test joins its group itself, and so does ranktest on this reply.
+        reply({"pid": child})
+
+
+def _sibling_fork():
+    """A fork whose child is the runner's own, so that the server forks once
+    per test and waits for nothing: libranktest-forkserver.so's
+    ranktest_fork_as_sibling (named by RANKTEST_FORK_LIBRARY), with what
+    os.fork does around fork() for Python. Returns it, or why it cannot."""
+    library = os.environ.get("RANKTEST_FORK_LIBRARY")
+    if not library:
+        return "RANKTEST_FORK_LIBRARY is not set (ranktest sets it)"
+    try:
+        import ctypes
+
+        # PyDLL: called with the GIL held, as os.fork calls fork().
+        clone = ctypes.PyDLL(library, use_errno=True).ranktest_fork_as_sibling
+    except (OSError, AttributeError) as error:
+        return "cannot load %s: %s; reinstall ranktest" % (library, error)
+    clone.restype = ctypes.c_int
+    clone.argtypes = []
+    python = ctypes.pythonapi
+    for name in ("PyOS_BeforeFork", "PyOS_AfterFork_Parent", "PyOS_AfterFork_Child"):
+        getattr(python, name).restype = None
+        getattr(python, name).argtypes = []
+
+    def fork():
+        python.PyOS_BeforeFork()
+        pid = clone()
+        if pid == 0:
+            python.PyOS_AfterFork_Child()
+            return 0
+        python.PyOS_AfterFork_Parent()
+        if pid < 0:
+            number = ctypes.get_errno()
+            raise OSError(number, os.strerror(number))
+        return pid
+
+    return fork
 
 
 def _run_forked(item, request):
@@ -324,8 +354,14 @@ def _run_forked(item, request):
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         os.close(null)
-        os.environ.clear()
-        os.environ.update(request.get("env", {}))
+        # Only what differs from the server's: most of it is the same, and
+        # each change copies pages shared with the server.
+        wanted = request.get("env", {})
+        for name in [name for name in os.environ if name not in wanted]:
+            del os.environ[name]
+        for name, value in wanted.items():
+            if os.environ.get(name) != value:
+                os.environ[name] = value
         if request.get("cwd"):
             os.chdir(request["cwd"])
         _register_stack_dump()

@@ -51,6 +51,10 @@ Expected<std::unique_ptr<ForkServer>> ForkServer::start(
   process::SpawnRequest request;
   std::vector<std::pair<std::string, std::string>> env(source.env.begin(), source.env.end());
   env.emplace_back("RANKTEST_FORK_SERVER", "1");
+  // Both servers fork through it; the gtest server is it.
+  const auto library = preload_library();
+  if (::access(library.c_str(), R_OK) != 0)
+    return Error{fmt::format("{} is missing; reinstall ranktest", library.string())};
   if (source.kind == SuiteKind::pytest) {
     const auto plugin = discover::pytest_plugin_path();
     if (!plugin) return Error{"cannot find ranktest's pytest plugin"};
@@ -60,10 +64,9 @@ Expected<std::unique_ptr<ForkServer>> ForkServer::start(
                         source.collect_arguments.end());
     env.emplace_back("PYTHONPATH", discover::pytest_python_path(*plugin));
     env.emplace_back("PYTHONUNBUFFERED", "1");
+    // How its tests become our children (one fork each, not two).
+    env.emplace_back("RANKTEST_FORK_LIBRARY", library.string());
   } else {
-    const auto library = preload_library();
-    if (::access(library.c_str(), R_OK) != 0)
-      return Error{fmt::format("{} is missing; reinstall ranktest", library.string())};
     request.argv = {source.executable.string()};
     env.emplace_back("LD_PRELOAD", library.string());
   }
@@ -166,8 +169,14 @@ Expected<pid_t> ForkServer::fork_test(const ForkRequest& request) {
   auto line = read_reply(std::chrono::seconds(30));
   if (!line) return line.error();
   const auto reply = Json::parse(*line, nullptr, false);
-  if (!reply.is_discarded() && reply.contains("pid") && reply["pid"].is_number_integer())
-    return static_cast<pid_t>(reply["pid"].get<int>());
+  if (!reply.is_discarded() && reply.contains("pid") && reply["pid"].is_number_integer()) {
+    const auto pid = static_cast<pid_t>(reply["pid"].get<int>());
+    // The test is our child and joins its group itself; whichever of the
+    // two runs first, the group exists once we return (a stop signalled to
+    // it at once must not miss the test).
+    ::setpgid(pid, request.process_group ? request.process_group : pid);
+    return pid;
+  }
   if (!reply.is_discarded() && reply.contains("refused") && reply["refused"].is_string())
     return Error{reply["refused"].get<std::string>()};
   return Error{"the fork server answered what ranktest does not understand: " + *line};

@@ -42,6 +42,8 @@
 #include <string>
 #include <vector>
 
+#include "forkserver/sibling_fork.h"
+
 namespace {
 
 using Json = nlohmann::json;
@@ -187,19 +189,18 @@ Json serve() {
       reply({{"refused", *why}});
       continue;
     }
-    // The test process is the runner's child from the start (CLONE_PARENT:
-    // the runner reaps it and gets SIGCHLD, as for a spawned process), and
-    // the server waits for nothing. A raw clone runs no fork handlers: safe
-    // because the guard just saw a single thread, so no lock is held.
-    const pid_t child = static_cast<pid_t>(
-        ::syscall(SYS_clone, CLONE_PARENT | SIGCHLD, nullptr, nullptr, nullptr, nullptr));
+    // The test process is the runner's child from the start (the runner
+    // reaps it and gets SIGCHLD, as for a spawned process), and the server
+    // waits for nothing. No fork handlers run: safe because the guard just
+    // saw a single thread, so no lock is held.
+    const pid_t child = ranktest_fork_as_sibling();
     if (child == 0) return request;
     if (child < 0) {
       reply({{"refused", std::string("fork failed: ") + std::strerror(errno)}});
       continue;
     }
-    const pid_t group = request.value("pgid", 0);
-    ::setpgid(child, group ? group : child);  // whichever of the two runs first
+    // Not ours to put in its group (only a parent may): the test joins it
+    // itself, and ranktest puts it there on this reply.
     reply({{"pid", child}});
   }
   std::exit(0);

@@ -1,7 +1,11 @@
 // pytest suites: every test collected (collection errors included), each in
 // its own process, its outcome read from ranktest's plugin and checked
 // against how the process ended.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <set>
+#include <sstream>
 
 #include "harness.h"
 
@@ -105,6 +109,35 @@ TEST(Pytest, AForkServerWithThreadsFallsBackToPlainAndSaysWhy) {
       << run.err;
   EXPECT_NE(run.err.find("running its tests in plain mode"), std::string::npos) << run.err;
   EXPECT_EQ(run.last_out_line(), "ranktest: 1 passed, 0 failed, 0 skipped");
+}
+
+// A forked test is ranktest's own child in a group of its own, with
+// Python's after-fork work done (its own thread id, random reseeded), as a
+// fresh process would be; the server forks each one without refusing.
+TEST(Pytest, AForkedTestIsTheRunnersOwnChildInItsOwnGroup) {
+  Workdir dir;
+  std::string tests =
+      "import os, random, threading\n"
+      "def check():\n"
+      "    with open('/proc/%d/comm' % os.getppid()) as parent:\n"
+      "        assert parent.read().strip() == 'ranktest'\n"
+      "    assert os.getpgid(0) == os.getpid()\n"
+      "    assert threading.get_native_id() == os.getpid()\n"
+      "    with open('draws', 'a') as out:\n"
+      "        out.write('%d\\n' % random.getrandbits(64))\n";
+  for (int i = 0; i < 8; ++i) tests += fmt::format("def test_{}():\n    check()\n", i);
+  dir.write("test_forked.py", tests);
+  dir.write("ranktest.toml", "[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+                             "paths = [\".\"]\nmode = \"fork-server\"\n");
+  const auto run = run_ranktest(dir, {"run"});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_EQ(run.err.find("cannot fork tests"), std::string::npos) << run.err;
+  EXPECT_EQ(run.last_out_line(), "ranktest: 8 passed, 0 failed, 0 skipped") << run.out;
+  // Python's after-fork handling ran in each child: random was reseeded.
+  std::set<std::string> draws;
+  std::istringstream lines(read_file(dir.path() / "draws"));
+  for (std::string line; std::getline(lines, line);) draws.insert(line);
+  EXPECT_EQ(draws.size(), 8u);
 }
 
 // The collection is cached, and collected again as soon as a file changes:
