@@ -2,7 +2,9 @@
 # 200 trivial pytest tests, each isolated in a process of its own by
 # ranktest (fork server, and plain), against pytest-xdist (`pytest -n 2`,
 # tests share two worker processes) and a shell loop starting
-# `python -m pytest <nodeid>` per test, two at a time (what scripts do).
+# `python -m pytest <nodeid>` per test, two at a time (what scripts do), and
+# against forking a child per test with no runner (the floor of isolation
+# by fork on this machine).
 # Prints the median of several runs of each, and ratios to ranktest's fork
 # server. Usage: bench/pytest_isolation.sh [runs] (default 3).
 set -euo pipefail
@@ -54,9 +56,16 @@ measure ranktest_fork_server "$ranktest" run --config "$work/fork-server.toml" -
 measure ranktest_plain "$ranktest" run --config "$work/plain.toml" -j2
 measure pytest_xdist "$python" -m pytest -n 2 -q -p no:cacheprovider "$work/suite"
 measure per_test_loop bash -c "cd '$work/suite' && xargs -P2 -I{} '$python' -m pytest -q -p no:cacheprovider {} < '$work/nodeids'"
+# What isolation costs with no runner at all (bench/pytest_fork_floor.py):
+# pytest collects, then forks a child per test, two alive at a time, that
+# exits at once (fork_floor) or runs the test first (fork_and_run).
+floor() { PYTHONPATH=$PWD/bench BENCH_FORK_RUN=$1 "$python" -m pytest -q -p no:cacheprovider \
+            -p pytest_fork_floor "$work/suite"; }
+measure fork_floor floor 0
+measure fork_and_run floor 1
 
 echo "200 trivial pytest tests, 2 at a time, median of $runs runs ($(nproc) CPUs):"
-for name in ranktest_fork_server ranktest_plain pytest_xdist per_test_loop; do
+for name in ranktest_fork_server ranktest_plain pytest_xdist per_test_loop fork_floor fork_and_run; do
   printf '  %-22s %7.2f s   %5.2fx the fork server\n' "$name" "${time[$name]}" \
     "$(echo "${time[$name]} / ${time[ranktest_fork_server]}" | bc -l)"
 done
@@ -64,3 +73,9 @@ printf 'fork server / xdist: %.2f (goal: <= 1.0)\n' \
   "$(echo "${time[ranktest_fork_server]} / ${time[pytest_xdist]}" | bc -l)"
 printf 'per-test loop / fork server: %.2f (goal: >= 5)\n' \
   "$(echo "${time[per_test_loop]} / ${time[ranktest_fork_server]}" | bc -l)"
+printf 'per-test loop / forking and running each test with no runner: %.2f (the most any fork server reaches here)\n' \
+  "$(echo "${time[per_test_loop]} / ${time[fork_and_run]}" | bc -l)"
+printf 'fork server / forking and running each test with no runner: %.2f\n' \
+  "$(echo "${time[ranktest_fork_server]} / ${time[fork_and_run]}" | bc -l)"
+printf 'forking alone (children that exit at once) / xdist: %.2f (above 1: isolation by fork cannot meet the xdist goal here)\n' \
+  "$(echo "${time[fork_floor]} / ${time[pytest_xdist]}" | bc -l)"

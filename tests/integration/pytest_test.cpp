@@ -150,6 +150,9 @@ TEST(Pytest, TheCachedCollectionFollowsTheFiles) {
   dir.write("tests/test_a.py", "def test_one():\n    pass\n");
   auto first = run_ranktest(dir, {"list"});
   EXPECT_NE(first.out.find("test_a.py::test_one"), std::string::npos) << first.out << first.err;
+  const auto listed = nlohmann::json::parse(run_ranktest(dir, {"list", "--format", "json"}).out);
+  EXPECT_EQ(listed["tests"][0]["kind"], "pytest") << listed;
+  EXPECT_EQ(listed["tests"][0]["source"], "tests/test_a.py") << listed;
   ASSERT_TRUE(std::filesystem::exists(dir.path() / ".ranktest" / "pytest-collections"));
   dir.write("tests/test_a.py", "def test_one():\n    pass\n\ndef test_two():\n    pass\n");
   auto second = run_ranktest(dir, {"list"});
