@@ -90,7 +90,7 @@ Expected<std::unique_ptr<ForkServer>> ForkServer::start(
     return child.error();
   }
   std::unique_ptr<ForkServer> server(
-      new ForkServer(std::move(*child), requests[1], replies[0]));
+      new ForkServer(source.kind, std::move(*child), requests[1], replies[0]));
   auto ready = server->read_reply(timeout);
   if (!ready) {
     const auto said = text::read_file_tail(log, 2000).bytes;
@@ -136,34 +136,37 @@ Expected<std::string> ForkServer::read_reply(std::chrono::milliseconds timeout) 
 }
 
 Expected<pid_t> ForkServer::fork_test(const ForkRequest& request) {
-  Json env = Json::object();
-  for (const auto& entry : request.environment) {
-    const auto equals = entry.find('=');
-    if (equals != std::string::npos)
-      env[text::repair_utf8(entry.substr(0, equals))] = text::repair_utf8(entry.substr(equals + 1));
-  }
   Json cgroups = Json::array();
   for (const auto& path : request.cgroup_procs) cgroups.push_back(path.string());
-  // The gtest server gets argv and environment byte for byte (a test name
-  // need not be UTF-8); JSON strings cannot carry that, so hex.
-  const auto hex = [](const std::vector<std::string>& strings) {
-    Json list = Json::array();
-    for (const auto& text : strings) {
-      std::string digits;
-      digits.reserve(text.size() * 2);
-      for (const unsigned char c : text) digits += fmt::format("{:02x}", c);
-      list.push_back(std::move(digits));
+  Json message{{"log", request.log.string()},
+               {"cwd", request.working_directory.string()},
+               {"pgid", request.process_group},
+               {"cgroups", cgroups}};
+  if (kind_ == SuiteKind::pytest) {
+    message["nodeid"] = request.nodeid;
+    Json env = Json::object();
+    for (const auto& entry : request.environment) {
+      const auto equals = entry.find('=');
+      if (equals != std::string::npos)
+        env[text::repair_utf8(entry.substr(0, equals))] = text::repair_utf8(entry.substr(equals + 1));
     }
-    return list;
-  };
-  const Json message{{"nodeid", request.nodeid},
-                     {"argv_hex", hex(request.argv)},
-                     {"env_hex", hex(request.environment)},
-                     {"env", env},
-                     {"log", request.log.string()},
-                     {"cwd", request.working_directory.string()},
-                     {"pgid", request.process_group},
-                     {"cgroups", cgroups}};
+    message["env"] = std::move(env);
+  } else {
+    // The gtest server gets argv and environment byte for byte (a test name
+    // need not be UTF-8); JSON strings cannot carry that, so hex.
+    const auto hex = [](const std::vector<std::string>& strings) {
+      Json list = Json::array();
+      for (const auto& text : strings) {
+        std::string digits;
+        digits.reserve(text.size() * 2);
+        for (const unsigned char c : text) digits += fmt::format("{:02x}", c);
+        list.push_back(std::move(digits));
+      }
+      return list;
+    };
+    message["argv_hex"] = hex(request.argv);
+    message["env_hex"] = hex(request.environment);
+  }
   if (!write_all(to_server_, message.dump(-1, ' ', true, Json::error_handler_t::replace) + "\n"))
     return Error{"the fork server is gone"};
   auto line = read_reply(std::chrono::seconds(30));

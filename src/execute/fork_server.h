@@ -56,10 +56,11 @@ class ForkServer {
   static std::filesystem::path preload_library();
 
  private:
-  ForkServer(process::ChildProcess child, int to_server, int from_server)
-      : child_(std::move(child)), to_server_(to_server), from_server_(from_server) {}
+  ForkServer(SuiteKind kind, process::ChildProcess child, int to_server, int from_server)
+      : kind_(kind), child_(std::move(child)), to_server_(to_server), from_server_(from_server) {}
   Expected<std::string> read_reply(std::chrono::milliseconds timeout);
 
+  SuiteKind kind_;  // which server: each reads its own form of a request
   process::ChildProcess child_;
   int to_server_ = -1;
   int from_server_ = -1;
