@@ -115,7 +115,7 @@ Expected<DiscoveredBinary> discover_gtest_binary(
   return discovered;
 }
 
-discover::ListingSink gtest_test_sink(const GtestBinary& binary, std::vector<TestCase>& into) {
+ListingSink gtest_test_sink(const GtestBinary& binary, std::vector<TestCase>& into) {
   auto source = std::make_shared<TestSource>();
   source->kind = SuiteKind::gtest;
   source->label = binary.label;

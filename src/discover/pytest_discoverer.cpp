@@ -158,7 +158,7 @@ Expected<std::vector<TestCase>> parse_pytest_collection(std::string_view text,
     return Error{"the plugin's collection is not the JSON ranktest expects"};
   std::vector<TestCase> tests;
   // One source per file, labelled by it: the tests of a file share it.
-  std::map<std::string, std::shared_ptr<const TestSource>, std::less<>> sources;
+  std::map<std::string, std::shared_ptr<const TestSource>> sources;
   const auto base = [&](const std::string& nodeid) {
     TestCase test;
     test.id = nodeid;
