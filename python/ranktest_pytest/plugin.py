@@ -154,7 +154,13 @@ def _crash_of(report):
     return {"path": str(crash.path), "line": crash.lineno, "message": crash.message}
 
 
+# Reports of failed phases in this process: a forked test's exit status.
+_failed_reports = []
+
+
 def pytest_runtest_logreport(report):
+    if report.failed:
+        _failed_reports.append(report.nodeid)
     out = os.environ.get("RANKTEST_RESULT_FILE")
     if not out:
         return
@@ -275,7 +281,14 @@ def _serve(session):
         return
     reply({"ready": True, "tests": len(items), "guard": _guard.check()})
     for line in sys.stdin.buffer:
-        request = json.loads(line)
+        try:
+            request = json.loads(line)
+            if not isinstance(request, dict):
+                raise ValueError("not a JSON object")
+        except ValueError as error:
+            # One bad line is answered, not fatal: the server serves on.
+            reply({"refused": "malformed request: %s" % error})
+            continue
         item = items.get(request.get("nodeid"))
         if item is None:
             reply({"refused": "the fork server did not collect %s" % request.get("nodeid")})
@@ -344,13 +357,22 @@ def _run_forked(item, request):
             os.setpgid(0, request.get("pgid") or 0)
         except OSError:
             pass
-        for procs in request.get("cgroups", []):
-            with open(procs, "w") as cgroup:
-                cgroup.write("0")
+        # The log first, so that a failure to join the cgroup is said there.
         log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         os.dup2(log, 1)
         os.dup2(log, 2)
         os.close(log)
+        # A test outside its cgroup would run without its limits and escape
+        # its kill: it does not run (both fork servers end it the same way).
+        for procs in request.get("cgroups", []):
+            try:
+                with open(procs, "w") as cgroup:
+                    cgroup.write("0")
+            except OSError as error:
+                sys.stderr.write("ranktest fork server: cannot join the test's cgroup (%s): %s\n"
+                                 % (procs, error.strerror))
+                sys.stderr.flush()
+                os._exit(127)
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         os.close(null)
@@ -365,10 +387,14 @@ def _run_forked(item, request):
         if request.get("cwd"):
             os.chdir(request["cwd"])
         _register_stack_dump()
-        from _pytest.runner import runtestprotocol
-
-        reports = runtestprotocol(item, nextitem=None, log=True)
-        code = 1 if any(report.failed for report in reports) else 0
+        # The whole hook, as pytest's own loop calls it: every plugin's
+        # wrappers of pytest_runtest_protocol (warnings filters and
+        # filterwarnings marks, faulthandler's timeout, logging) run around
+        # the test exactly as in a fresh process. Calling runtestprotocol
+        # directly skipped them: a test that fails under pytest passed here.
+        del _failed_reports[:]
+        item.ihook.pytest_runtest_protocol(item=item, nextitem=None)
+        code = 1 if _failed_reports else 0
     except BaseException:  # noqa: B902 - the child must end here, whatever happened
         import traceback
 

@@ -70,13 +70,12 @@ void ProcessTestRunner::start_with_launcher(
   request.environment = process::make_environment({}, {});
   // With --no-capture the launcher's words go to the terminal, as the ranks' do.
   if (options_.capture_output) request.stdout_path = running.folder / "launcher.log";
-  std::optional<Expected<process::ChildProcess>> spawned;
-  const auto spawn = [&] { spawned.emplace(process::ChildProcess::spawn(request)); };
-  if (!running.cgroup || !running.cgroup->spawn_inside(spawn)) spawn();
-  if (!*spawned)
+  if (running.cgroup) running.cgroup->place(request);
+  auto spawned = process::ChildProcess::spawn(request);
+  if (!spawned)
     return failed_to_launch(fmt::format("cannot start {}: {}", request.argv.front(),
-                                        spawned->error().message));
-  running.launcher.emplace(std::move(**spawned));
+                                        spawned.error().message));
+  running.launcher.emplace(std::move(*spawned));
   running.next_poll = Clock::now() + kPollInterval;
 }
 

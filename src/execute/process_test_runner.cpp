@@ -258,8 +258,10 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
         else
           give_up_fork_server(*test.test->source, pid.error().message);
       }
-    const auto spawn = [&] { spawned.emplace(process::ChildProcess::spawn(request)); };
-    if (!spawned && (!running->cgroup || !running->cgroup->spawn_inside(spawn))) spawn();
+    if (!spawned) {
+      if (running->cgroup) running->cgroup->place(request);
+      spawned.emplace(process::ChildProcess::spawn(request));
+    }
     auto& child = *spawned;
     if (!child)
       return failed_to_launch(world == 1 ? child.error().message

@@ -49,14 +49,15 @@ Main g_main = nullptr;
 
 constexpr int kReplies = 3;
 
-void write_all(int fd, const std::string& text) {
+bool write_all(int fd, const std::string& text) {
   std::size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
+    if (n <= 0) return false;
     done += static_cast<std::size_t>(n);
   }
+  return true;
 }
 
 void reply(const Json& message) { write_all(kReplies, message.dump() + "\n"); }
@@ -135,21 +136,26 @@ void become_test(const Json& request) {
     const auto it = request.find(key);
     return it == request.end() ? Json::array() : *it;
   };
-  const Json cgroups = list("cgroups");
-  for (const auto& procs : cgroups) {
-    if (!procs.is_string()) continue;
-    const int fd = ::open(procs.get<std::string>().c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd >= 0) {
-      write_all(fd, "0");
-      ::close(fd);
-    }
-  }
+  // The log first, so that a failure to join the cgroup is said there.
   const auto log = request.value("log", std::string());
   const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (out >= 0) {
     ::dup2(out, 1);
     ::dup2(out, 2);
     ::close(out);
+  }
+  // A test outside its cgroup would run without its limits and escape
+  // its kill: it does not run (both fork servers end it the same way).
+  for (const auto& procs : list("cgroups")) {
+    if (!procs.is_string()) continue;
+    const auto path = procs.get<std::string>();
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || !write_all(fd, "0")) {
+      std::fprintf(stderr, "ranktest fork server: cannot join the test's cgroup (%s): %s\n",
+                   path.c_str(), std::strerror(errno));
+      ::_exit(127);
+    }
+    ::close(fd);
   }
   const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (null >= 0) {

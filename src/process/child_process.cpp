@@ -11,6 +11,7 @@
 #include <cstring>
 #include <functional>
 
+#include "process/cgroup_spawn.h"
 #include "process/exit_status.h"
 
 extern char** environ;
@@ -48,6 +49,13 @@ std::vector<char*> as_c_strings(const std::vector<std::string>& strings) {
 
 Expected<ChildProcess> ChildProcess::spawn(const SpawnRequest& request) {
   if (request.argv.empty()) return Error{"internal error: empty command"};
+  if (!request.cgroup_v2.empty() || !request.join_cgroup_procs.empty()) {
+    const auto argv = as_c_strings(request.argv);
+    const auto envp = as_c_strings(request.environment);
+    auto pid = spawn_in_cgroup(request, argv, envp);
+    if (!pid) return pid.error();
+    return ChildProcess(*pid, request.process_group ? request.process_group : *pid);
+  }
   SpawnSetup setup;
 
   sigset_t none, defaults;

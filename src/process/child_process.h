@@ -1,5 +1,7 @@
-// Starting a process in a process group of its own, and owning it until it is
-// reaped. The only code in ranktest that creates processes.
+// Starting a process in a process group of its own (and in its test's
+// cgroup), and owning it until it is reaped. The runner's own processes start
+// here; the fork servers (src/forkserver/, python/ranktest_pytest/) fork the
+// tests they serve themselves.
 #pragma once
 
 #include <sys/types.h>
@@ -32,6 +34,13 @@ struct SpawnRequest {
   // Descriptors of the runner given to the child: {runner's fd, child's fd}.
   // The child's stdin is the one mapped to 0, else /dev/null.
   std::vector<std::pair<int, int>> descriptors;
+  // The test's cgroup, which the child starts in and the runner never
+  // joins (a test's memory limit must not be able to end the runner): on
+  // cgroup v2 the child is created inside (clone3 with CLONE_INTO_CGROUP);
+  // each v1 cgroup.procs file is written by the child itself before exec.
+  // A child that cannot join is not started: the spawn fails and says why.
+  std::filesystem::path cgroup_v2;  // the v2 cgroup's folder; empty: none
+  std::vector<std::filesystem::path> join_cgroup_procs;
 };
 
 class ChildProcess {

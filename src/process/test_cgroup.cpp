@@ -178,16 +178,6 @@ void clean_up_after_dead_runners(const CgroupHierarchy& hierarchy) {
   }
 }
 
-// Threads of this process, each a task the pids controller counts.
-int own_thread_count() {
-  std::error_code error;
-  int threads = 0;
-  for (std::filesystem::directory_iterator it("/proc/self/task", error), end;
-       !error && it != end; it.increment(error))
-    ++threads;
-  return std::max(1, threads);
-}
-
 }  // namespace
 
 std::unique_ptr<CgroupTree> CgroupTree::open() {
@@ -310,25 +300,11 @@ TestCgroup::~TestCgroup() {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
 }
 
-bool TestCgroup::spawn_inside(const std::function<void()>& spawn) {
-  // This process's threads (the live status line has one) count against
-  // pids.max while inside: make room for them.
-  const auto set_pids_max = [&](int extra) {
-    if (!limits_.max_processes) return;
-    for (std::size_t i = 0; i < dirs_.size(); ++i)
-      if (hierarchies_[i].pids)
-        write_small(dirs_[i] / "pids.max", std::to_string(*limits_.max_processes + extra));
-  };
-  set_pids_max(own_thread_count());
-  std::size_t moved = 0;
-  for (; moved < dirs_.size(); ++moved)
-    if (!write_small(dirs_[moved] / "cgroup.procs", "0")) break;
-  const bool inside = moved == dirs_.size();
-  if (inside) spawn();
-  for (std::size_t i = 0; i < moved; ++i)
-    write_small(hierarchies_[i].own / "cgroup.procs", "0");
-  set_pids_max(0);
-  return inside;
+void TestCgroup::place(SpawnRequest& request) const {
+  for (std::size_t i = 0; i < dirs_.size(); ++i) {
+    if (hierarchies_[i].version == 2) request.cgroup_v2 = dirs_[i];
+    else request.join_cgroup_procs.push_back(dirs_[i] / "cgroup.procs");
+  }
 }
 
 std::vector<std::filesystem::path> TestCgroup::procs_files() const {
@@ -360,9 +336,8 @@ CgroupUsage TestCgroup::usage() const {
     const auto& hierarchy = hierarchies_[i];
     const auto& dir = dirs_[i];
     if (hierarchy.pids) {
-      // Less one: ranktest itself was inside while starting the ranks.
-      if (const auto peak = number_in(dir / "pids.peak"); peak && *peak > 1)
-        usage.peak_processes = static_cast<int>(*peak - 1);
+      if (const auto peak = number_in(dir / "pids.peak"); peak && *peak > 0)
+        usage.peak_processes = static_cast<int>(*peak);
       usage.process_limit_hit = keyed_value(read_small(dir / "pids.events"), "max").value_or(0) > 0;
     }
     if (hierarchy.memory) {

@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "process/child_process.h"
+
 namespace ranktest::process {
 
 struct CgroupLimits {
@@ -82,10 +84,9 @@ class TestCgroup {
   TestCgroup(const TestCgroup&) = delete;
   TestCgroup& operator=(const TestCgroup&) = delete;
 
-  // Runs `spawn` with this process moved into the cgroup, then moves it
-  // back: the child is created inside, before it can start anything.
-  // False when the move failed (the child is then spawned outside).
-  bool spawn_inside(const std::function<void()>& spawn);
+  // Puts a child in this cgroup as it starts (ChildProcess::spawn): the
+  // runner itself never joins, so no limit of a test can end it.
+  void place(SpawnRequest& request) const;
   // The cgroup.procs file of each hierarchy: a process that writes "0" to
   // each moves itself in.
   std::vector<std::filesystem::path> procs_files() const;
