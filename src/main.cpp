@@ -184,10 +184,11 @@ int main(int argc, char** argv) {
                                                   : ranktest::app::MessageFormat::human;
     if (!timeout_text.empty()) {
       cli.timeout = ranktest::config::parse_duration(timeout_text);
-      if (!cli.timeout)
+      if (!cli.timeout || cli.timeout->count() == 0)
         throw CLI::ValidationError(
             "--timeout", "'" + timeout_text +
-                             "' is not a duration; write e.g. 90s, 5m, 250ms");
+                             "' is not a duration above 0 and at most 30 days; write e.g. "
+                             "90s, 5m, 250ms");
     }
   } catch (const CLI::ParseError& error) {
     const int code = app.exit(error);

@@ -234,6 +234,8 @@ int run_command(const CommandLine& cli) {
   schedule::ScheduleResult schedule;
   {
     process::PortLocks port_locks;
+    if (!port_locks.problem().empty())
+      fmt::print(stderr, "ranktest: warning: {}\n", port_locks.problem());
     execute::ProcessTestRunner runner(
         *folder, signals,
         execute::RunnerOptions{config.grace_period, !cli.no_capture,

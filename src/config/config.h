@@ -37,6 +37,9 @@ struct SourceConfig {
   // ("fork-server"), or start a fresh interpreter per test ("plain").
   bool fork_server = false;
   std::optional<Launcher> launcher;  // launcher = "mpirun"
+  // A binary or pytest path that finds no test is an error unless this says
+  // it may happen.
+  bool allow_empty = false;
   Place place;
 };
 

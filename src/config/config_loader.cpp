@@ -26,7 +26,8 @@ const std::vector<std::string>& KnownKeys::top_level() {
 }
 const std::vector<std::string>& KnownKeys::source() {
   static const std::vector<std::string> keys{"kind", "paths", "args", "env",
-                                             "cwd", "python", "mode", "launcher"};
+                                             "cwd", "python", "mode", "launcher",
+                                             "allow-empty"};
   return keys;
 }
 const std::vector<std::string>& KnownKeys::override_table() {
@@ -73,6 +74,15 @@ std::string_view type_name(toml::node_type type) {
   return "a value";
 }
 
+// A scalar as written in TOML, for an error message.
+std::string toml_text(const toml::node& node) {
+  std::ostringstream out;
+  if (const auto* value = node.as_floating_point()) out << *value;
+  else if (const auto* integer = node.as_integer()) out << *integer;
+  else out << type_name(node.type());
+  return out.str();
+}
+
 // Reads one table of ranktest.toml, turning every problem into an Error that
 // names file:line:column and the key.
 class TableReader {
@@ -112,23 +122,30 @@ class TableReader {
                                 expected, type_name(node.type())));
   }
 
-  Expected<Duration> duration(std::string_view key,
-                              const toml::node& node) const {
-    constexpr std::string_view kExpected =
-        "a duration: a number of seconds or a string such as \"90s\", "
-        "\"5m\", \"250ms\"";
+  // A duration from 0 (or above 0, when `positive`) to 30 days.
+  Expected<Duration> duration(std::string_view key, const toml::node& node,
+                              bool positive = false) const {
+    const std::string expected = fmt::format(
+        "a duration{}: a number of seconds or a string such as \"90s\", \"5m\", \"250ms\", "
+        "at most 30 days",
+        positive ? " above 0" : "");
+    std::optional<Duration> parsed;
     if (auto seconds = node.value<double>(); seconds && !node.is_string()) {
-      if (*seconds < 0) return wrong_type(key, node, kExpected);
-      return Duration(static_cast<Duration::rep>(*seconds * 1000));
+      parsed = duration_from_seconds(*seconds);
+    } else if (const auto* text = node.as_string()) {
+      parsed = parse_duration(text->get());
+      if (!parsed || (positive && parsed->count() == 0))
+        return error_at(node.source(),
+                        fmt::format("key '{}'{} has the value \"{}\", which is not {}", key,
+                                    context_, text->get(), expected));
+    } else {
+      return wrong_type(key, node, expected);
     }
-    if (const auto* text = node.as_string()) {
-      if (auto parsed = parse_duration(text->get())) return *parsed;
+    if (!parsed || (positive && parsed->count() == 0))
       return error_at(node.source(),
-                      fmt::format("key '{}'{} has the value \"{}\", which is "
-                                  "not {}",
-                                  key, context_, text->get(), kExpected));
-    }
-    return wrong_type(key, node, kExpected);
+                      fmt::format("key '{}'{} has the value {}, which is not {}", key, context_,
+                                  toml_text(node), expected));
+    return *parsed;
   }
 
   Expected<std::uint64_t> size(std::string_view key, const toml::node& node) const {
@@ -168,7 +185,14 @@ class TableReader {
     if (const auto* node = table.get("max-memory")) {
       auto bytes = size("max-memory", *node);
       if (!bytes) return bytes.error();
-      if (*bytes == 0) return wrong_type("max-memory", *node, "a size above 0");
+      // Below this no interpreter or test binary even starts: the limit
+      // would fail every test with a riddle instead of measuring it.
+      constexpr std::uint64_t kFloor = 16ull << 20;
+      if (*bytes < kFloor)
+        return error_at(node->source(),
+                        fmt::format("key 'max-memory'{} is {}, below the {} that any test "
+                                    "process needs to start; write e.g. \"512MiB\"",
+                                    context_, format_size(*bytes), format_size(kFloor)));
       settings.max_memory = *bytes;
     }
     if (const auto* node = table.get("retries")) {
@@ -269,7 +293,7 @@ std::optional<Error> read_top_level(const toml::table& table,
        {std::pair{"timeout", &config.timeout}, std::pair{"slow", &config.slow},
         std::pair{"grace-period", &config.grace_period}}) {
     if (const auto* node = table.get(key)) {
-      auto value = reader.duration(key, *node);
+      auto value = reader.duration(key, *node, std::string_view(key) != "grace-period");
       if (!value) return value.error();
       *target = *value;
     }
@@ -393,6 +417,10 @@ std::optional<Error> read_source(const toml::table& table,
     if (!launcher) return launcher.error();
     source.launcher = *launcher;
   }
+  if (const auto* node = table.get("allow-empty")) {
+    if (!node->is_boolean()) return reader.wrong_type("allow-empty", *node, "true or false");
+    source.allow_empty = node->value<bool>().value();
+  }
   const auto* paths = table.get("paths");
   if (!paths)
     return reader.error_at(
@@ -437,12 +465,12 @@ std::optional<Error> read_override(const toml::table& table,
   if (!filter->is_string()) return reader.wrong_type("filter", *filter, "a string");
   entry.filter = filter->value<std::string>().value();
   if (const auto* node = table.get("timeout")) {
-    auto value = reader.duration("timeout", *node);
+    auto value = reader.duration("timeout", *node, true);
     if (!value) return value.error();
     entry.settings.timeout = *value;
   }
   if (const auto* node = table.get("slow")) {
-    auto value = reader.duration("slow", *node);
+    auto value = reader.duration("slow", *node, true);
     if (!value) return value.error();
     entry.settings.slow = *value;
   }

@@ -37,10 +37,18 @@ std::optional<Duration> parse_duration(std::string_view text) {
     if (!scale) return std::nullopt;
     if (unit_length == 0 && (parts > 0 || !text.empty())) return std::nullopt;
     total_ms += number * *scale;
+    if (!(total_ms <= static_cast<double>(kLongestDuration.count()))) return std::nullopt;
     text.remove_prefix(unit_length);
     ++parts;
   }
   return Duration(static_cast<Duration::rep>(std::llround(total_ms)));
+}
+
+std::optional<Duration> duration_from_seconds(double seconds) {
+  // Written so that NaN fails too.
+  if (!(seconds >= 0 && seconds * 1000 <= static_cast<double>(kLongestDuration.count())))
+    return std::nullopt;
+  return Duration(static_cast<Duration::rep>(std::llround(seconds * 1000)));
 }
 
 std::string format_duration(Duration duration) {

@@ -112,6 +112,12 @@ Expected<DiscoveredBinary> discover_gtest_binary(
     return fail(fmt::format("printed a listing ranktest cannot parse ({}); is "
                             "it a GoogleTest binary?",
                             listed.error().message));
+  // A binary whose tests all vanished (a custom main that returns early on
+  // unknown flags, a linking mistake) must not turn a run green.
+  if (discovered.tests.empty() && !binary.allow_empty)
+    return fail(
+        "listed no tests; if that is expected, set allow-empty = true in its [[source]], "
+        "else check that its main() passes --gtest_list_tests on to GoogleTest");
   return discovered;
 }
 
@@ -155,7 +161,12 @@ Expected<std::vector<GtestBinary>> resolve_gtest_binaries(
                                files.error().message)};
     for (const auto& file : *files) {
       GtestBinary binary;
-      binary.executable = file;
+      // Absolute: a bare name must never be looked up in PATH (another
+      // program of that name would run), and a test's cwd must not change
+      // which file runs.
+      binary.executable = std::filesystem::absolute(file).lexically_normal();
+      binary.shown_path = file;
+      binary.allow_empty = source.allow_empty;
       binary.args = source.args;
       binary.env = source.env;
       binary.launcher = source.launcher;
@@ -166,7 +177,7 @@ Expected<std::vector<GtestBinary>> resolve_gtest_binaries(
     }
   }
   // The same binary named by two sources runs once.
-  std::set<std::filesystem::path> seen;
+  std::set<std::filesystem::path> seen;  // by absolute path
   std::vector<GtestBinary> unique;
   for (auto& binary : binaries)
     if (seen.insert(binary.executable).second)
@@ -179,7 +190,7 @@ Expected<std::vector<GtestBinary>> resolve_gtest_binaries(
     binary.label =
         names.count(file_name) == 1
             ? file_name
-            : binary.executable.lexically_relative(config.root).string();
+            : binary.shown_path.lexically_relative(config.root).string();
   }
   return unique;
 }

@@ -17,7 +17,9 @@
 namespace ranktest::discover {
 
 struct GtestBinary {
-  std::filesystem::path executable;
+  std::filesystem::path executable;  // absolute
+  std::filesystem::path shown_path;  // as the configuration names it
+  bool allow_empty = false;          // listing no test is not an error
   std::string label;  // unique among the run's binaries
   std::vector<std::string> args;
   std::map<std::string, std::string> env;

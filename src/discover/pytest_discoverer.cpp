@@ -1,6 +1,7 @@
 #include "discover/pytest_discoverer.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -54,12 +55,13 @@ Expected<DeclaredSettings> declared_settings(const Json& marker) {
       if (!value.is_boolean()) return Error{"exclusive must be True or False"};
       declared.exclusive = value.get<bool>();
     } else if (key == "timeout") {
-      if (value.is_number() && value.get<double>() > 0)
-        declared.timeout = std::chrono::milliseconds(static_cast<long>(value.get<double>() * 1000));
-      else if (value.is_string() && config::parse_duration(value.get<std::string>()))
-        declared.timeout = *config::parse_duration(value.get<std::string>());
-      else
-        return Error{"timeout must be seconds or a duration such as \"90s\""};
+      std::optional<config::Duration> timeout;
+      if (value.is_number()) timeout = config::duration_from_seconds(value.get<double>());
+      else if (value.is_string()) timeout = config::parse_duration(value.get<std::string>());
+      if (!timeout || timeout->count() == 0)
+        return Error{"timeout must be seconds above 0 or a duration such as \"90s\", at most "
+                     "30 days"};
+      declared.timeout = *timeout;
     } else {
       return Error{fmt::format("unknown argument '{}'; known: ranks, devices, exclusive, timeout",
                                key)};
@@ -241,6 +243,11 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
   like.launcher = source.launcher;
   const auto finish = [&](Expected<std::vector<TestCase>> tests) -> Expected<DiscoveredPytest> {
     if (!tests) return Error{fmt::format("{}: {}", where, tests.error().message)};
+    if (tests->empty() && !source.allow_empty)
+      return Error{fmt::format("{}: pytest collected no tests from {}; if that is expected, "
+                               "set allow-empty = true in this [[source]], else check its "
+                               "paths and pytest's python_files/python_functions settings",
+                               where, fmt::join(source.paths, ", "))};
     DiscoveredPytest discovered;
     discovered.tests = std::move(*tests);
     return discovered;

@@ -49,13 +49,18 @@ bool ended_badly(const AuditedChild& child) {
   return child.exit_code.value_or(0) != 0;
 }
 
-std::string describe(const AuditedChild& child) {
+std::string describe_process(const AuditedChild& child) {
+  if (!child.execd) return fmt::format("forked child {}", child.pid);
   // The program's file name and the start of its arguments: enough to know it.
   std::string_view full = child.command;
   const auto space = full.find(' ');
   const auto slash = full.substr(0, space).rfind('/');
   if (slash != std::string_view::npos) full.remove_prefix(slash + 1);
-  const auto command = text::truncate_utf8(text::repair_utf8(full), 80);
+  return fmt::format("child {} ({})", child.pid,
+                     text::truncate_utf8(text::repair_utf8(full), 80));
+}
+
+std::string describe(const AuditedChild& child) {
   std::string how;
   if (child.signal) {
     const char* abbrev = sigabbrev_np(*child.signal);
@@ -64,8 +69,7 @@ std::string describe(const AuditedChild& child) {
   } else {
     how = fmt::format("exited with code {}", child.exit_code.value_or(0));
   }
-  if (!child.execd) return fmt::format("forked child {} {}", child.pid, how);
-  return fmt::format("child {} ({}) {}", child.pid, command, how);
+  return describe_process(child) + " " + how;
 }
 
 std::filesystem::path audit_helper_path() { return process::beside_own_binary("ranktest-audit"); }

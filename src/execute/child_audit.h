@@ -30,6 +30,9 @@ std::vector<AuditedChild> parse_child_audit(std::string_view jsonl);
 // helpers, so a child ended by one of them is not counted.
 bool ended_badly(const AuditedChild& child);
 
+// "child 12 (python3 -c raise SystemExit(3))", "forked child 13"
+std::string describe_process(const AuditedChild& child);
+
 // "child 12 (python3 -c raise SystemExit(3)) exited with code 3",
 // "forked child 13 was killed by SIGSEGV"
 std::string describe(const AuditedChild& child);

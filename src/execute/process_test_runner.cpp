@@ -12,6 +12,7 @@
 #include "discover/pytest_discoverer.h"
 #include "execute/gtest_result.h"
 #include "execute/launch_plan.h"
+#include "execute/memory_verdict.h"
 #include "execute/fork_server.h"
 #include "execute/pytest_result.h"
 #include "execute/rank_environment.h"
@@ -779,9 +780,22 @@ void ProcessTestRunner::note_cgroup_usage(TestResult& result, const RunningTest&
   const auto append = [&](const std::string& note) {
     result.reason += (result.reason.empty() ? "" : "; ") + note;
   };
-  if (usage.memory_limit_hit && settings.max_memory)
-    append(fmt::format("out of memory: the OOM killer ended a process at max-memory {}",
-                       config::format_size(*settings.max_memory)));
+  if (usage.oom_kills > 0) {
+    OutOfMemoryFacts facts{usage.oom_kills, usage.memory_limit_reached, settings.max_memory, {}};
+    // Who it took: a SIGKILL ranktest did not send, to a rank or to a
+    // process the audit saw.
+    for (const auto& rank : running.ranks) {
+      const auto& exit = rank.child.exit();
+      if (exit && exit->signaled && exit->signal == SIGKILL && !rank.stopped &&
+          !running.timed_out && !running.interrupted)
+        facts.killed.push_back(fmt::format("rank {} (pid {})", rank.rank,
+                                           rank.remote_pid ? rank.remote_pid : rank.child.pid()));
+      if (!rank.audit_path.empty())
+        for (const auto& child : parse_child_audit(text::read_file(rank.audit_path)))
+          if (child.signal == SIGKILL) facts.killed.push_back(describe_process(child));
+    }
+    judge_out_of_memory(result, facts);
+  }
   if (usage.process_limit_hit && settings.max_processes)
     append(fmt::format("reached max-processes {}: forks failed", *settings.max_processes));
 }

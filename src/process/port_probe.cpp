@@ -7,6 +7,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 
 namespace ranktest::process {
@@ -26,11 +28,42 @@ bool tcp_port_is_free(int port) {
   return free;
 }
 
+namespace {
+
+bool usable_folder(const std::string& folder) {
+  return access(folder.c_str(), W_OK | X_OK) == 0;
+}
+
+}  // namespace
+
 PortLocks::PortLocks() {
   const char* base = std::getenv("TMPDIR");
-  const std::string folder = std::string(base && *base ? base : "/tmp") + "/ranktest-ports";
-  mkdir(folder.c_str(), 01777);  // shared by every user's runs, like /tmp
-  if (access(folder.c_str(), W_OK) == 0) folder_ = folder;
+  const std::string root = base && *base ? base : "/tmp";
+  const std::string shared = root + "/ranktest-ports";
+  // Shared by every user's runs, like /tmp: mkdir's mode is cut by the
+  // umask, so the sticky, world-writable mode is set explicitly.
+  if (mkdir(shared.c_str(), 01777) == 0) chmod(shared.c_str(), 01777);
+  if (usable_folder(shared)) {
+    folder_ = shared;
+    return;
+  }
+  // Never silently unlocked: this user's runs still share locks, and the
+  // person is told what other users' runs may do.
+  const std::string own = fmt::format("{}/ranktest-ports-{}", root, getuid());
+  mkdir(own.c_str(), 0700);
+  if (usable_folder(own)) {
+    folder_ = own;
+    problem_ = fmt::format(
+        "{} is not writable by this user, so ports are locked in {} instead: another user's "
+        "ranktest on this machine may hand a test the same MASTER_PORT; make the folder "
+        "shared with chmod 1777 {}",
+        shared, own, shared);
+  } else {
+    problem_ = fmt::format(
+        "neither {} nor {} can hold port locks: concurrent ranktest runs on this machine may "
+        "hand tests the same MASTER_PORT; set TMPDIR to a writable folder",
+        shared, own);
+  }
 }
 
 PortLocks::~PortLocks() {
@@ -42,7 +75,12 @@ bool PortLocks::claim(int port) {
   if (!folder_.empty()) {
     const std::string path = folder_ + "/" + std::to_string(port) + ".lock";
     fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (fd >= 0) fchmod(fd, 0666);  // the umask cut it; another user must open it too
+    // flock needs only a descriptor: a lock file another user made
+    // read-only still locks.
+    if (fd < 0) fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;  // a lock file this user cannot open: never guess
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
       close(fd);
       return false;  // another runner holds it
     }

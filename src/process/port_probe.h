@@ -13,8 +13,8 @@ bool tcp_port_is_free(int port);
 // Ports held across every ranktest on this machine: a port is claimed by
 // taking an exclusive flock on $TMPDIR/ranktest-ports/<port>.lock (held
 // until released, and dropped by the kernel if this runner dies) and then
-// checking that nothing listens on it. Where the lock folder cannot be
-// used, only the listen check is made.
+// checking that nothing listens on it. Where that shared folder is not
+// writable, a folder of this user's own is used and problem() says so.
 class PortLocks {
  public:
   PortLocks();
@@ -23,9 +23,13 @@ class PortLocks {
   PortLocks& operator=(const PortLocks&) = delete;
   bool claim(int port);
   void release(int port);
+  // Why ports are not locked across all users' runs (a warning to show
+  // once), or empty.
+  const std::string& problem() const { return problem_; }
 
  private:
   std::string folder_;      // empty when unusable
+  std::string problem_;
   std::map<int, int> fds_;  // port -> descriptor holding its lock
 };
 

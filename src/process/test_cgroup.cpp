@@ -345,7 +345,12 @@ CgroupUsage TestCgroup::usage() const {
                                                                   : "memory.max_usage_in_bytes"));
       const auto events =
           read_small(dir / (hierarchy.version == 2 ? "memory.events" : "memory.oom_control"));
-      usage.memory_limit_hit = keyed_value(events, "oom_kill").value_or(0) > 0;
+      usage.oom_kills = keyed_value(events, "oom_kill").value_or(0);
+      // v2 counts each time the limit invoked the OOM killer; v1 counts
+      // every charge that failed at the limit.
+      usage.memory_limit_reached =
+          hierarchy.version == 2 ? keyed_value(events, "oom").value_or(0) > 0
+                                 : number_in(dir / "memory.failcnt").value_or(0) > 0;
     }
   }
   return usage;

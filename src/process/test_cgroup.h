@@ -32,8 +32,11 @@ struct CgroupLimits {
 struct CgroupUsage {
   std::optional<std::uint64_t> peak_memory;  // bytes, all processes together
   std::optional<int> peak_processes;
-  bool memory_limit_hit = false;    // the OOM killer ended a process of it
-  bool process_limit_hit = false;   // a fork failed at max-processes
+  // Processes of it the OOM killer ended, its own (at the cgroup's limit)
+  // or the kernel's global one (the machine ran out): the kernel counts both.
+  std::uint64_t oom_kills = 0;
+  bool memory_limit_reached = false;  // its memory limit was hit
+  bool process_limit_hit = false;     // a fork failed at max-processes
 };
 
 class TestCgroup;

@@ -194,9 +194,41 @@ INSTANTIATE_TEST_SUITE_P(
                   "ranktest.toml:1:10: key 'source' must be an array of tables, "
                   "written [[source]], not an integer"},
         BadConfig{"timeout = true\n",
-                  "ranktest.toml:1:11: key 'timeout' must be a duration: a number of "
-                  "seconds or a string such as \"90s\", \"5m\", \"250ms\", not a "
-                  "boolean"},
+                  "ranktest.toml:1:11: key 'timeout' must be a duration above 0: a number of "
+                  "seconds or a string such as \"90s\", \"5m\", \"250ms\", at most 30 days, "
+                  "not a boolean"},
+        // Durations are bounded: none overflows the clock, none is zero
+        // where zero makes no sense.
+        BadConfig{"timeout = 1e300\n",
+                  "ranktest.toml:1:11: key 'timeout' has the value 1e+300, which is not a "
+                  "duration above 0: a number of seconds or a string such as \"90s\", \"5m\", "
+                  "\"250ms\", at most 30 days"},
+        BadConfig{"timeout = inf\n",
+                  "ranktest.toml:1:11: key 'timeout' has the value inf, which is not a duration "
+                  "above 0: a number of seconds or a string such as \"90s\", \"5m\", \"250ms\", "
+                  "at most 30 days"},
+        BadConfig{"slow = nan\n",
+                  "ranktest.toml:1:8: key 'slow' has the value nan, which is not a duration "
+                  "above 0: a number of seconds or a string such as \"90s\", \"5m\", \"250ms\", "
+                  "at most 30 days"},
+        BadConfig{"timeout = \"99999999999999999999h\"\n",
+                  "ranktest.toml:1:11: key 'timeout' has the value \"99999999999999999999h\", "
+                  "which is not a duration above 0: a number of seconds or a string such as "
+                  "\"90s\", \"5m\", \"250ms\", at most 30 days"},
+        BadConfig{"[[override]]\nfilter = \"*\"\ntimeout = 0\n",
+                  "ranktest.toml:3:11: key 'timeout' in [[override]] has the value 0, which is "
+                  "not a duration above 0: a number of seconds or a string such as \"90s\", "
+                  "\"5m\", \"250ms\", at most 30 days"},
+        BadConfig{"retry-delay = -1\n",
+                  "ranktest.toml:1:15: key 'retry-delay' has the value -1, which is not a "
+                  "duration: a number of seconds or a string such as \"90s\", \"5m\", "
+                  "\"250ms\", at most 30 days"},
+        BadConfig{"max-memory = 1\n",
+                  "ranktest.toml:1:14: key 'max-memory' is 1 B, below the 16.0 MiB that any "
+                  "test process needs to start; write e.g. \"512MiB\""},
+        BadConfig{"[[source]]\npaths = [\"a\"]\nallow-empty = \"yes\"\n",
+                  "ranktest.toml:3:15: key 'allow-empty' in [[source]] must be true or false, "
+                  "not a string"},
         BadConfig{"a = [\n", "ranktest.toml:1:7: invalid TOML: Error while parsing "
                              "array: encountered end-of-file"}));
 
