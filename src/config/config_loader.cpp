@@ -76,11 +76,9 @@ std::string_view type_name(toml::node_type type) {
 
 // A scalar as written in TOML, for an error message.
 std::string toml_text(const toml::node& node) {
-  std::ostringstream out;
-  if (const auto* value = node.as_floating_point()) out << *value;
-  else if (const auto* integer = node.as_integer()) out << *integer;
-  else out << type_name(node.type());
-  return out.str();
+  if (const auto* value = node.as_floating_point()) return fmt::format("{}", value->get());
+  if (const auto* integer = node.as_integer()) return fmt::format("{}", integer->get());
+  return std::string(type_name(node.type()));
 }
 
 // Reads one table of ranktest.toml, turning every problem into an Error that

@@ -727,15 +727,19 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
   result.log_path = lead.log_path;
   result.output_excerpt = lead.output_excerpt;
   if (!running.left_behind.empty()) note_left_behind(result, running);
+  if (result.outcome == Outcome::timed_out) note_failed_descendant(result, running);
   note_cgroup_usage(result, running);
-  if (result.outcome != Outcome::passed || !result.suspicious.empty())
-    attach_hints(result, options_.hints);
+  // Enrichment, in this order: suspicious lines of a pass first, then the
+  // hints, which read them too (a pass that printed "terminated with exit
+  // code 17" gets the hint for it).
   if (result.outcome == Outcome::passed)
     for (const auto& rank : result.ranks)
       for (auto& line : find_signatures_in_log(rank.log_path, options_.suspicious_output))
         if (result.suspicious.size() < 3)
           result.suspicious.push_back(world > 1 ? fmt::format("[rank {}] {}", rank.rank, line)
                                                 : std::move(line));
+  if (result.outcome != Outcome::passed || !result.suspicious.empty())
+    attach_hints(result, options_.hints);
   for (const auto& d : running.dumpers)
     result.stacks.push_back(StackDump{d.pid, d.rank, d.path.string(),
                                       summarize_stack(text::read_file(d.path))});
@@ -766,6 +770,31 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
     options_.cgroups->collect_garbage();
   }
   return schedule::Finished{running.assignment, std::move(result)};
+}
+
+// A test that hangs after a process it started failed (a worker that died,
+// a queue that never gets its item) is explained by that process first:
+// the audit saw it end before the timeout, and the stacks only show the
+// survivors waiting for it.
+void ProcessTestRunner::note_failed_descendant(TestResult& result,
+                                               const RunningTest& running) const {
+  for (const auto& rank : running.ranks) {
+    if (rank.audit_path.empty()) continue;
+    for (const auto& child : parse_child_audit(text::read_file(rank.audit_path))) {
+      if (!ended_badly(child)) continue;
+      const auto what = describe(child);
+      result.reason += "; probable root cause: " + what;
+      result.failures.insert(
+          result.failures.begin(),
+          FailureMessage{std::nullopt,
+                         fmt::format("probable root cause: {}{} before the test hung",
+                                     running.ranks.size() > 1
+                                         ? fmt::format("[rank {}] ", rank.rank)
+                                         : std::string(),
+                                     what)});
+      return;  // the first that failed
+    }
+  }
 }
 
 // Peak memory and process count from the test's cgroup, and what its

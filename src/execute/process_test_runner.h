@@ -141,6 +141,7 @@ class ProcessTestRunner final : public schedule::TestRunner {
   // Every live process of the test: its group, its cgroup, its markers.
   std::vector<pid_t> test_processes(const RunningTest& running, pid_t group) const;
   void note_cgroup_usage(TestResult& result, const RunningTest& running) const;
+  void note_failed_descendant(TestResult& result, const RunningTest& running) const;
   static void note_left_behind(TestResult& result, const RunningTest& running);
   RankResult classify_rank(const RunningTest& running, const Rank& rank) const;
 

@@ -62,5 +62,27 @@ TEST(Audit, AHungAuditedTestStillGetsItsStacks) {
   EXPECT_TRUE(surviving_processes(run.run_dir()).empty());
 }
 
+// The worker that died before the hang is named first, above the stacks of
+// the survivors waiting for it.
+TEST(Audit, AHangAfterAWorkerDiedNamesThatWorker) {
+  Workdir dir;
+  const auto run = run_ranktest(dir, {"run", fixture("swallowed"), "--exact",
+                                      "fixture_swallowed::Hanging.AfterItsWorkerDied",
+                                      "--audit-children", "--timeout", "1s"});
+  const auto r = run.finished().at("fixture_swallowed::Hanging.AfterItsWorkerDied")["result"];
+  EXPECT_EQ(r["outcome"], "timed-out") << r.dump(2);
+  EXPECT_THAT(r["reason"].get<std::string>(),
+              ::testing::MatchesRegex(
+                  "after 1s; probable root cause: forked child [0-9]+ exited with code 17"));
+  ASSERT_FALSE(r["failures"].empty()) << r.dump(2);
+  EXPECT_THAT(r["failures"][0]["message"].get<std::string>(),
+              ::testing::MatchesRegex("probable root cause: forked child [0-9]+ exited with "
+                                      "code 17 before the test hung"));
+  const auto cause = run.out.find("probable root cause: forked child");
+  const auto stacks = run.out.find("stacks at the timeout:");
+  ASSERT_NE(cause, std::string::npos) << run.out;
+  EXPECT_LT(cause, stacks) << run.out;
+}
+
 }  // namespace
 }  // namespace ranktest::testing

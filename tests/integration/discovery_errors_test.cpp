@@ -53,5 +53,40 @@ TEST(DiscoveryErrors, GlobMatchingNothing) {
       << run.err;
 }
 
+// Beside a binary that passes, a binary that lists nothing would leave the
+// run green while its failing test never ran.
+TEST(DiscoveryErrors, ABinaryThatListsNothingIsAnError) {
+  Workdir dir;
+  const auto run = run_ranktest(dir, {"run", fixture("flaky"), fixture("lists_nothing")});
+  EXPECT_EQ(run.exit_code, 3) << run.out << run.err;
+  EXPECT_NE(run.err.find("fixture_lists_nothing: listed no tests; if that is expected, set "
+                         "allow-empty = true in its [[source]]"),
+            std::string::npos)
+      << run.err;
+  EXPECT_EQ(run.out.find("passed"), std::string::npos) << "nothing ran";
+  // Said to be allowed, it runs nothing and the others run.
+  dir.write("ranktest.toml", "[[source]]\npaths = [\"" + fixture("lists_nothing") +
+                                 "\"]\nallow-empty = true\n[[source]]\npaths = [\"" +
+                                 fixture("flaky") + "\"]\n");
+  const auto allowed = run_ranktest(dir, {"run", "--filter", "*AlwaysPasses"});
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.out << allowed.err;
+  EXPECT_EQ(allowed.last_out_line(), "ranktest: 1 passed, 0 failed, 0 skipped");
+}
+
+// A relative path in ranktest.toml names a file beside it: a program of
+// the same name in PATH (here /usr/bin/true, which lists nothing) never runs.
+TEST(DiscoveryErrors, ARelativeBinaryPathIsNeverLookedUpInPath) {
+  Workdir dir;
+  std::filesystem::copy_file(fixture("flaky"), dir.path() / "true");
+  dir.write("ranktest.toml", "[[source]]\npaths = [\"true\"]\n");
+  const auto run = run_ranktest(dir, {"run", "--filter", "*AlwaysPasses"});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_EQ(run.finished().count("true::Flaky.AlwaysPasses"), 1u) << run.out << run.err;
+  // The test runs from another folder too (a source's cwd), still that file.
+  dir.write("ranktest.toml", "[[source]]\npaths = [\"true\"]\ncwd = \"/\"\n");
+  const auto elsewhere = run_ranktest(dir, {"run", "--filter", "*AlwaysPasses"});
+  EXPECT_EQ(elsewhere.exit_code, 0) << elsewhere.out << elsewhere.err;
+}
+
 }  // namespace
 }  // namespace ranktest::testing

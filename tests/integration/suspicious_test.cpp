@@ -18,6 +18,11 @@ TEST(Suspicious, SwallowedChildFailuresAreFlagged) {
   ASSERT_EQ(suspicious("WorkerTerminatedWithExitCode17").size(), 1u);
   EXPECT_EQ(suspicious("WorkerTerminatedWithExitCode17")[0],
             "process 0 terminated with exit code 17");
+  // The pass gets the hint for what it printed, as a failure would.
+  const auto& hints =
+      finished.at("fixture_swallowed::Swallowed.WorkerTerminatedWithExitCode17")["result"]["hints"];
+  ASSERT_EQ(hints.size(), 1u) << hints.dump(2);
+  EXPECT_EQ(hints[0]["match"], "terminated with exit code");
   ASSERT_EQ(suspicious("TracebackInAChild").size(), 1u);
   EXPECT_EQ(suspicious("CleanPass").size(), 0u);
   EXPECT_NE(run.out.find("PASS ["), std::string::npos);
