@@ -13,8 +13,10 @@ using Json = nlohmann::ordered_json;
 
 void Counts::add(Outcome outcome) {
   switch (outcome) {
-    case Outcome::passed: ++passed; break;
-    case Outcome::skipped: ++skipped; break;
+    case Outcome::passed:
+    case Outcome::xpassed: ++passed; break;
+    case Outcome::skipped:
+    case Outcome::xfailed: ++skipped; break;
     case Outcome::interrupted: ++interrupted; break;
     case Outcome::not_run: ++not_run; break;
     case Outcome::failed:

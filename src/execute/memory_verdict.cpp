@@ -31,7 +31,7 @@ void judge_out_of_memory(TestResult& result, const OutOfMemoryFacts& facts) {
                         who(facts),
                         facts.max_memory ? ", not the test's max-memory" : "");
   // A worker the OOM killer took is never a pass, whatever the test said.
-  const bool passing = result.outcome == Outcome::passed || result.outcome == Outcome::skipped;
+  const bool passing = ended_cleanly(result.outcome);
   if (passing) {
     result.outcome = Outcome::child_failed;
     result.reason = result.reason.empty() ? note : note + "; " + result.reason;

@@ -93,10 +93,12 @@ process::SpawnRequest spawn_request(const RankPlan& rank) {
 Outcome combined_outcome(const std::vector<RankResult>& ranks,
                          std::optional<int> root_cause) {
   if (root_cause) return ranks[static_cast<std::size_t>(*root_cause)].outcome;
-  const bool all_skipped = std::all_of(ranks.begin(), ranks.end(), [](const auto& r) {
-    return r.outcome == Outcome::skipped;
+  // Ranks that agree give their outcome (every rank skipped: skipped;
+  // xfailed); ranks that differ, none failing, passed.
+  const bool agree = std::all_of(ranks.begin(), ranks.end(), [&](const auto& r) {
+    return r.outcome == ranks.front().outcome;
   });
-  return all_skipped ? Outcome::skipped : Outcome::passed;
+  return agree && !ranks.empty() ? ranks.front().outcome : Outcome::passed;
 }
 
 // The hints whose signature is in what the test said: its reason, its
@@ -139,7 +141,7 @@ void ProcessTestRunner::note_left_behind(TestResult& result, const RunningTest& 
   if (count > 5) pids += ", ...";
   const auto note = fmt::format("left {} process{} running, killed (pid {})", count,
                                 count == 1 ? "" : "es", pids);
-  const bool clean_end = result.outcome == Outcome::passed || result.outcome == Outcome::skipped;
+  const bool clean_end = ended_cleanly(result.outcome);
   if (clean_end && running.test->settings->leak_is_failure) {
     result.outcome = Outcome::leaked;
     result.reason = note;
@@ -664,7 +666,8 @@ RankResult ProcessTestRunner::classify_rank(const RunningTest& running,
   if (result.outcome == Outcome::timed_out)
     result.reason = fmt::format("after {}",
                                 config::format_duration(running.test->settings->timeout));
-  if (result.outcome == Outcome::passed && !rank.audit_path.empty()) {
+  if ((result.outcome == Outcome::passed || result.outcome == Outcome::xpassed) &&
+      !rank.audit_path.empty()) {
     std::vector<AuditedChild> failed;
     for (auto& child : parse_child_audit(text::read_file(rank.audit_path)))
       if (ended_badly(child)) failed.push_back(std::move(child));
@@ -732,13 +735,13 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
   // Enrichment, in this order: suspicious lines of a pass first, then the
   // hints, which read them too (a pass that printed "terminated with exit
   // code 17" gets the hint for it).
-  if (result.outcome == Outcome::passed)
+  if (result.outcome == Outcome::passed || result.outcome == Outcome::xpassed)
     for (const auto& rank : result.ranks)
       for (auto& line : find_signatures_in_log(rank.log_path, options_.suspicious_output))
         if (result.suspicious.size() < 3)
           result.suspicious.push_back(world > 1 ? fmt::format("[rank {}] {}", rank.rank, line)
                                                 : std::move(line));
-  if (result.outcome != Outcome::passed || !result.suspicious.empty())
+  if (is_failure(result.outcome) || !result.suspicious.empty())
     attach_hints(result, options_.hints);
   for (const auto& d : running.dumpers)
     result.stacks.push_back(StackDump{d.pid, d.rank, d.path.string(),

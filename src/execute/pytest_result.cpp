@@ -144,9 +144,10 @@ TestResult classify_pytest_test(const GtestProcessEnd& end,
                                     verdict->status == Status::skipped ? "skipped" : "passed");
         return result;
       }
-      result.outcome = verdict->status == Status::skipped || verdict->status == Status::xfailed
-                           ? Outcome::skipped
-                           : Outcome::passed;
+      result.outcome = verdict->status == Status::skipped   ? Outcome::skipped
+                       : verdict->status == Status::xfailed ? Outcome::xfailed
+                       : verdict->status == Status::xpassed ? Outcome::xpassed
+                                                            : Outcome::passed;
       if (verdict->status == Status::xfailed) result.reason = "xfail: " + verdict->reason;
       else if (verdict->status == Status::xpassed) result.reason = "xpassed: " + verdict->reason;
       else result.reason = verdict->reason;

@@ -5,9 +5,11 @@
 
 namespace ranktest {
 namespace {
-constexpr std::array<std::pair<Outcome, std::string_view>, 10> kNames{{
+constexpr std::array<std::pair<Outcome, std::string_view>, 12> kNames{{
     {Outcome::passed, "passed"},
+    {Outcome::xpassed, "xpassed"},
     {Outcome::skipped, "skipped"},
+    {Outcome::xfailed, "xfailed"},
     {Outcome::failed, "failed"},
     {Outcome::crashed, "crashed"},
     {Outcome::timed_out, "timed-out"},
@@ -33,8 +35,12 @@ std::optional<Outcome> outcome_from_string(std::string_view text) {
 
 SummaryBucket summary_bucket(Outcome outcome) {
   switch (outcome) {
-    case Outcome::passed: return SummaryBucket::passed;
-    case Outcome::skipped: return SummaryBucket::skipped;
+    // pytest's own summary counts them apart; ranktest's three numbers put
+    // them with what they are closest to, and every report names them.
+    case Outcome::passed:
+    case Outcome::xpassed: return SummaryBucket::passed;
+    case Outcome::skipped:
+    case Outcome::xfailed: return SummaryBucket::skipped;
     case Outcome::failed:
     case Outcome::crashed:
     case Outcome::timed_out:
@@ -50,6 +56,11 @@ SummaryBucket summary_bucket(Outcome outcome) {
 
 bool is_failure(Outcome outcome) {
   return summary_bucket(outcome) == SummaryBucket::failed;
+}
+
+bool ended_cleanly(Outcome outcome) {
+  const auto bucket = summary_bucket(outcome);
+  return bucket == SummaryBucket::passed || bucket == SummaryBucket::skipped;
 }
 
 }  // namespace ranktest

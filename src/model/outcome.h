@@ -15,7 +15,9 @@ namespace ranktest {
 // Ordered from good to bad; counted into the summary by `counts_as`.
 enum class Outcome {
   passed,
+  xpassed,    // pytest: passed although marked xfail (not strict)
   skipped,
+  xfailed,    // pytest: failed as its xfail mark expected
   failed,     // an assertion failed, or the process exited non-zero
   crashed,    // killed by a signal it did not ask for
   timed_out,  // ran past its timeout and was stopped
@@ -34,6 +36,9 @@ std::optional<Outcome> outcome_from_string(std::string_view text);
 enum class SummaryBucket { passed, failed, skipped, none };
 SummaryBucket summary_bucket(Outcome outcome);
 bool is_failure(Outcome outcome);
+// Passed or skipped in any of their forms (xpassed, xfailed): what a leak,
+// an OOM kill or a failed child turns into a failure.
+bool ended_cleanly(Outcome outcome);
 
 // One failure message as the framework reported it.
 struct FailureMessage {

@@ -18,8 +18,10 @@ namespace {
 constexpr std::string_view kDataMarker = "/*RANKTEST-DATA*/";
 
 bool passed_quietly(const TestResult& result) {
-  return (result.outcome == Outcome::passed && result.suspicious.empty()) ||
-         result.outcome == Outcome::skipped || result.outcome == Outcome::not_run;
+  return ((result.outcome == Outcome::passed || result.outcome == Outcome::xpassed) &&
+          result.suspicious.empty()) ||
+         result.outcome == Outcome::skipped || result.outcome == Outcome::xfailed ||
+         result.outcome == Outcome::not_run;
 }
 
 }  // namespace

@@ -93,6 +93,7 @@ void add_result(pugi::xml_node testcase, const TestResult& result,
                 const std::vector<const events::TestFinished*>& earlier) {
   switch (result.outcome) {
     case Outcome::passed:
+    case Outcome::xpassed:
       add_earlier_attempts(testcase, result, earlier);
       if (!result.suspicious.empty()) {
         std::string note = "ranktest: suspicious output in a passing test:\n";
@@ -101,6 +102,7 @@ void add_result(pugi::xml_node testcase, const TestResult& result,
       }
       return;
     case Outcome::skipped:
+    case Outcome::xfailed:  // its reason starts "xfail: ", as pytest's junitxml says
     case Outcome::not_run: {
       auto skipped = testcase.append_child("skipped");
       const auto reason = result.outcome == Outcome::not_run
@@ -143,8 +145,10 @@ struct Tally {
     ++tests;
     time += result.duration;
     switch (result.outcome) {
-      case Outcome::passed: break;
+      case Outcome::passed:
+      case Outcome::xpassed: break;
       case Outcome::skipped:
+      case Outcome::xfailed:
       case Outcome::not_run: ++skipped; break;
       case Outcome::failed:
       case Outcome::leaked:

@@ -92,7 +92,9 @@ std::optional<StatusLevel> status_level_from_string(std::string_view text) {
 std::string_view status_label(Outcome outcome) {
   switch (outcome) {
     case Outcome::passed: return "PASS";
+    case Outcome::xpassed: return "XPASS";
     case Outcome::skipped: return "SKIP";
+    case Outcome::xfailed: return "XFAIL";
     case Outcome::failed: return "FAIL";
     case Outcome::crashed: return "CRASH";
     case Outcome::timed_out: return "TIMEOUT";
@@ -206,8 +208,16 @@ void TerminalReporter::on(const events::TestFinished& event) {
     flaky_.push_back({result.outcome, id, fmt::format("passed on attempt {}", event.attempt)});
     return;
   }
-  if (result.outcome == Outcome::passed || result.outcome == Outcome::skipped)
+  if (summary_bucket(result.outcome) == SummaryBucket::passed ||
+      summary_bucket(result.outcome) == SummaryBucket::skipped)
     passed_and_skipped_.push_back({result.outcome, id, shown(result.reason)});
+  if (result.outcome == Outcome::xpassed) {
+    // Passed, though marked to fail: worth a line, like a skip's reason.
+    if (options_.status_level >= StatusLevel::pass)
+      fmt::print(out_, "{} [{}] {}{}\n", label(result.outcome), time, id,
+                 result.reason.empty() ? "" : ": " + shown(result.reason));
+    return;
+  }
   if (result.outcome == Outcome::passed) {
     if (!result.suspicious.empty() && options_.status_level >= StatusLevel::fail) {
       // Passed, but its output says something failed: never quiet about it.
@@ -226,7 +236,7 @@ void TerminalReporter::on(const events::TestFinished& event) {
     }
     return;
   }
-  if (result.outcome == Outcome::skipped) {
+  if (result.outcome == Outcome::skipped || result.outcome == Outcome::xfailed) {
     if (options_.status_level < StatusLevel::skip) return;
     fmt::print(out_, "{} [{}] {}{}\n", label(result.outcome), time, id,
                result.reason.empty() ? "" : ": " + shown(result.reason));

@@ -24,8 +24,10 @@ long long micros(events::TimePoint from, events::TimePoint to) {
 // Perfetto's reserved colour names, by how the test ended.
 const char* colour(Outcome outcome) {
   switch (outcome) {
-    case Outcome::passed: return "good";
+    case Outcome::passed:
+    case Outcome::xpassed: return "good";
     case Outcome::skipped:
+    case Outcome::xfailed:
     case Outcome::not_run:
     case Outcome::interrupted: return "grey";
     default: return "terrible";
