@@ -80,12 +80,20 @@ int history_command(const CommandLine& cli, const HistoryQuery& query) {
                "recorded\n");
     return to_int(ExitCode::usage_error);
   }
-  const auto db = open_history(config, false);
-  if (!db) {
+  std::error_code missing;
+  if (!std::filesystem::exists(*path, missing)) {
     fmt::print(stderr, "ranktest: error: {}: no history yet; it is written by ranktest run\n",
                path->string());
     return to_int(ExitCode::usage_error);
   }
+  // A file that is there but cannot be read is damaged, not absent: say
+  // what SQLite said and what to do.
+  auto opened = history::HistoryDb::open(*path);
+  if (!opened) {
+    fmt::print(stderr, "ranktest: error: {}\n", opened.error().message);
+    return to_int(ExitCode::usage_error);
+  }
+  const std::shared_ptr<history::HistoryDb> db = std::move(*opened);
   if (query.test) return show_test(*db, query);
 
   auto stats = db->test_stats(query.window);

@@ -53,6 +53,7 @@ int report_command(const CommandLine& cli, const std::filesystem::path& run_dir)
   auto loaded = load_stored_run(run_dir);
   if (auto* failure = std::get_if<Failure>(&loaded)) return fail(*failure);
   const auto& run = std::get<StoredRun>(loaded);
+  for (const auto& warning : run.warnings) fmt::print(stderr, "ranktest: warning: {}\n", warning);
   if (run.runner_died)
     fmt::print(stderr, "ranktest: warning: the runner of {} died before the run ended; "
                "tests it had not finished are reported not-run\n",
@@ -72,7 +73,18 @@ int merge_command(const CommandLine& cli, const std::vector<std::filesystem::pat
   for (const auto& dir : run_dirs) {
     auto loaded = load_stored_run(dir);
     if (auto* failure = std::get_if<Failure>(&loaded)) return fail(*failure);
-    runs.push_back(std::move(std::get<StoredRun>(loaded)));
+    auto& run = std::get<StoredRun>(loaded);
+    for (const auto& warning : run.warnings)
+      fmt::print(stderr, "ranktest: warning: {}\n", warning);
+    // The same run twice (a folder and `latest`, a copied artifact) would
+    // count every test twice.
+    const auto& id = std::get<events::RunStarted>(run.events.front()).run_id;
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      if (std::get<events::RunStarted>(runs[i].events.front()).run_id == id)
+        return fail(Failure{ExitCode::usage_error,
+                            fmt::format("{} and {} are the same run ({}); give each run once",
+                                        run_dirs[i].string(), dir.string(), id)});
+    runs.push_back(std::move(run));
   }
   // One run-started for all: slots renumbered so each run's keep lanes of
   // their own (slot 0 of the second run of 2 jobs is slot 2).

@@ -1,5 +1,7 @@
 #include "app/stored_run.h"
 
+#include <fmt/format.h>
+
 #include <fstream>
 #include <map>
 #include <set>
@@ -12,13 +14,35 @@ namespace {
 
 constexpr std::string_view kRunnerDied = "runner died";
 
-std::vector<events::Event> read_journal(std::ifstream& journal) {
+// Every event the journal holds; a line that is not one is skipped, and
+// said: the last line cut short by a killed runner is expected, anything
+// else means the file was damaged and the report may lack what it held.
+std::vector<events::Event> read_journal(std::ifstream& journal, const std::string& name,
+                                        std::vector<std::string>& warnings) {
   std::vector<events::Event> events;
+  std::vector<std::size_t> bad;
+  std::size_t number = 0;
+  bool last_was_bad = false;
   for (std::string line; std::getline(journal, line);) {
+    ++number;
     const auto json = nlohmann::json::parse(line, nullptr, false);
-    if (json.is_discarded()) continue;  // the line the killed runner was writing
-    if (auto event = events::event_from_json(json)) events.push_back(std::move(*event));
+    std::optional<events::Event> event;
+    if (!json.is_discarded()) event = events::event_from_json(json);
+    last_was_bad = !event && !line.empty();
+    if (event) events.push_back(std::move(*event));
+    else if (!line.empty()) bad.push_back(number);
   }
+  if (last_was_bad && journal.eof()) {
+    warnings.push_back(fmt::format("{}:{}: the last line is cut short (the runner was killed "
+                                   "while writing it); skipped",
+                                   name, bad.back()));
+    bad.pop_back();
+  }
+  if (!bad.empty())
+    warnings.push_back(fmt::format(
+        "{}:{}: {} line{} not a ranktest event (damaged?); skipped, so this report may lack "
+        "tests or attempts they recorded",
+        name, bad.front(), bad.size(), bad.size() == 1 ? " is" : "s are"));
   return events;
 }
 
@@ -54,14 +78,14 @@ std::variant<StoredRun, Failure> load_stored_run(const std::filesystem::path& ru
     return Failure{ExitCode::usage_error,
                    path.string() + ": cannot read the journal; give a run folder such as "
                                    ".ranktest/runs/latest"};
-  auto journal_events = read_journal(journal);
+  StoredRun stored;
+  auto journal_events = read_journal(journal, path.string(), stored.warnings);
   if (journal_events.empty() ||
       !std::holds_alternative<events::RunStarted>(journal_events.front()))
     return Failure{ExitCode::usage_error,
                    path.string() + ": no run-started event; the file is not a ranktest "
                                    "journal or is empty"};
 
-  StoredRun stored;
   auto& first = std::get<events::RunStarted>(journal_events.front());
   std::error_code error;
   const auto here = std::filesystem::canonical(run_dir, error);

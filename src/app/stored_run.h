@@ -20,6 +20,9 @@ struct StoredRun {
   // test-finished `not-run: runner died`.
   std::vector<events::Event> events;
   bool runner_died = false;
+  // Lines of the journal that were skipped, said to the person once each
+  // ("events.jsonl:12: ...").
+  std::vector<std::string> warnings;
 };
 
 std::variant<StoredRun, Failure> load_stored_run(const std::filesystem::path& run_dir);

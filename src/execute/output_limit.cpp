@@ -13,19 +13,20 @@ namespace {
 constexpr std::uint64_t kBlock = 4096;
 }
 
-void release_middle(const std::filesystem::path& log, std::uint64_t limit) {
+bool release_middle(const std::filesystem::path& log, std::uint64_t limit) {
   std::error_code error;
   const auto size = std::filesystem::file_size(log, error);
-  if (error || limit == 0 || size <= limit) return;
+  if (error || limit == 0 || size <= limit) return false;
   // Whole blocks between the head and the tail that will be kept.
   const std::uint64_t first = (limit / 2 + kBlock - 1) / kBlock * kBlock;
   const std::uint64_t last = (size - limit / 2) / kBlock * kBlock;
-  if (last <= first) return;
+  if (last <= first) return true;
   const int fd = open(log.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return;
+  if (fd < 0) return true;
   fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(first),
             static_cast<off_t>(last - first));
   close(fd);
+  return true;
 }
 
 std::uint64_t keep_head_and_tail(const std::filesystem::path& log, std::uint64_t limit) {

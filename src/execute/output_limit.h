@@ -11,7 +11,8 @@ namespace ranktest::execute {
 // has grown past `limit` (a hole; offsets and the writers' O_APPEND are
 // untouched), so the disk use stays near the limit. No-op where the file
 // system cannot punch holes.
-void release_middle(const std::filesystem::path& log, std::uint64_t limit);
+// True when the log had grown past the limit (the caller looks again soon).
+bool release_middle(const std::filesystem::path& log, std::uint64_t limit);
 
 // When the test has ended: rewrites a log over `limit` as its first and
 // last limit/2 bytes with a line between them saying how many bytes were

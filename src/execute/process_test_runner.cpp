@@ -563,9 +563,19 @@ void ProcessTestRunner::signal_test(const RunningTest& running, int signal) cons
 }
 
 void ProcessTestRunner::enforce_deadlines(Clock::time_point now) {
+  // The logs are looked at on every wake and at least every 100 ms, every
+  // 10 ms while one keeps growing past max-output: the disk a test's output
+  // holds stays near the limit while it writes, not only after it ends.
+  if (options_.max_output > 0 && options_.capture_output) {
+    bool growing = false;
+    for (auto& running : running_)
+      for (const auto& rank : running->ranks)
+        if (!rank.log_path.empty() && !rank.result)
+          growing |= release_middle(rank.log_path, options_.max_output);
+    next_output_check_ = now + (growing ? std::chrono::milliseconds(10)
+                                        : std::chrono::milliseconds(100));
+  }
   for (auto& running : running_) {
-    for (const auto& rank : running->ranks)
-      if (!rank.child.exit()) release_middle(rank.log_path, options_.max_output);
     // Before a rank is judged still running (stopped, timed out), look.
     if (running->launcher &&
         (now >= running->next_poll || now >= running->deadline ||
@@ -613,6 +623,8 @@ void ProcessTestRunner::enforce_deadlines(Clock::time_point now) {
 
 ProcessTestRunner::Clock::time_point ProcessTestRunner::next_deadline() const {
   auto next = Clock::time_point::max();
+  if (!running_.empty() && options_.max_output > 0 && options_.capture_output)
+    next = next_output_check_;
   for (const auto& running : running_) {
     if (running->kill_at)
       next = std::min(next, *running->kill_at);

@@ -159,6 +159,8 @@ class ProcessTestRunner final : public schedule::TestRunner {
   // Exits of orphans not (yet) known as a rank: a forked test can end
   // before the fork server's answer makes it one.
   std::map<pid_t, ProcessExit> orphan_exits_;
+  // When the running tests' logs are next held to max-output.
+  Clock::time_point next_output_check_{};
 };
 
 }  // namespace ranktest::execute

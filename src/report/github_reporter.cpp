@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 
@@ -27,6 +28,21 @@ std::string markdown_cell(std::string_view text) {
 }
 
 }  // namespace
+
+std::string markdown_code_cell(std::string_view text) {
+  std::string body;
+  std::size_t run = 0, longest = 0;
+  for (const char c : text::truncate_utf8(text::repair_utf8(text), 300)) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+    if (c == '|') body += "\\|";  // GitHub splits cells on pipes even in code
+    else if (c == '\n' || c == '\r') body += ' ';
+    else body += c;
+  }
+  const std::string fence(longest + 1, '`');
+  const bool pad = !body.empty() && (body.front() == '`' || body.back() == '`');
+  return fence + (pad ? " " : "") + body + (pad ? " " : "") + fence;
+}
 
 std::string github_escape_data(std::string_view text) {
   std::string out;
@@ -115,8 +131,8 @@ void GithubReporter::report(const events::Event& event) {
             if (!not_passed_.empty()) {
               summary << "| outcome | test | reason |\n| --- | --- | --- |\n";
               for (const auto& row : not_passed_)
-                summary << fmt::format("| {} | `{}` | {} |\n", row.outcome,
-                                       markdown_cell(row.id), markdown_cell(row.reason));
+                summary << fmt::format("| {} | {} | {} |\n", row.outcome,
+                                       markdown_code_cell(row.id), markdown_cell(row.reason));
               summary << "\n";
             }
           }},

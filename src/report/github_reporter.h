@@ -20,6 +20,12 @@ namespace ranktest::report {
 std::string github_escape_data(std::string_view text);
 std::string github_escape_property(std::string_view text);
 
+// A Markdown table cell showing `text` verbatim as code: fenced with more
+// backticks than any run inside it (padded with spaces where it starts or
+// ends with one), pipes escaped, one line. A test name with backticks,
+// pipes or HTML stays one cell and reads as written.
+std::string markdown_code_cell(std::string_view text);
+
 class GithubReporter final : public events::Reporter {
  public:
   // `summary_path`: $GITHUB_STEP_SUMMARY, when set.

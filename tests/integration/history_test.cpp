@@ -11,6 +11,7 @@ namespace ranktest::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(History, ConcurrentRunsShareItWithoutLoss) {
   Workdir dir;
@@ -71,6 +72,11 @@ TEST(History, ADamagedDatabaseCostsTheHistoryNotTheRun) {
   EXPECT_THAT(run.err, HasSubstr("history.db: history database:"));
   EXPECT_THAT(run.err, HasSubstr("remove the file to start a new history, or set history = false"));
   EXPECT_EQ(run.last_out_line(), "ranktest: 5 passed, 0 failed, 0 skipped");
+  // Asked for, a damaged history is named as damaged, not as absent.
+  const auto shown = run_ranktest(dir, {"history"});
+  EXPECT_EQ(shown.exit_code, 2);
+  EXPECT_THAT(shown.err, HasSubstr("history.db: history database: file is not a database"));
+  EXPECT_THAT(shown.err, Not(HasSubstr("no history yet")));
 }
 
 TEST(History, FalseRecordsNothing) {

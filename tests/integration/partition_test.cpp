@@ -93,9 +93,12 @@ TEST(Partition, MergeOfThePartsIsTheWholeRun) {
   EXPECT_EQ(runs_of("moved.html"), runs_of("merged.html"));
   merge_args[5] = moved_args[5];
 
-  // The same folder twice is no partition: said, not hidden.
+  // The same run twice would count every test twice: refused, naming both.
   const auto twice = run_ranktest(dir, {"merge", merge_args[5], merge_args[5]});
-  EXPECT_THAT(twice.err, HasSubstr("ran in more than one of the merged runs"));
+  EXPECT_EQ(twice.exit_code, 2) << twice.out << twice.err;
+  EXPECT_THAT(twice.err, HasSubstr("are the same run"));
+  EXPECT_THAT(twice.err, HasSubstr("give each run once"));
+  EXPECT_EQ(twice.out.find("passed"), std::string::npos) << twice.out;
 }
 
 TEST(Partition, ABadPartitionIsAUsageError) {

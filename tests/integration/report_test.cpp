@@ -6,6 +6,7 @@
 #include <pugixml.hpp>
 
 #include <chrono>
+#include <fstream>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -134,6 +135,29 @@ TEST(Report, SigkillAtRandomMomentsLosesNoFinishedTest) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_GE(checked, 10) << "most kills must land mid-run for this test to mean anything";
+}
+
+// A damaged line in the middle of the journal is skipped and said, with
+// where it is; a last line cut short by a kill is said as such.
+TEST(Report, SkippedJournalLinesAreSaid) {
+  Workdir dir;
+  ASSERT_EQ(run_ranktest(dir, {"run", fixture("params")}).exit_code, 0);
+  const auto journal = dir.path() / ".ranktest" / "runs" / "latest" / "events.jsonl";
+  std::string text = read_file(journal);
+  const auto second_line = text.find('\n') + 1;
+  text.insert(second_line, "{\"this is\": not json\n");
+  text += "{\"event\": \"test-fini";
+  {
+    std::ofstream out(journal, std::ios::binary | std::ios::trunc);
+    out << text;
+  }
+  const auto report = run_ranktest(dir, {"report", ".ranktest/runs/latest"});
+  EXPECT_NE(report.err.find("events.jsonl:2: 1 line is not a ranktest event (damaged?); "
+                            "skipped"),
+            std::string::npos)
+      << report.err;
+  EXPECT_NE(report.err.find("the last line is cut short"), std::string::npos) << report.err;
+  EXPECT_EQ(report.last_out_line(), "ranktest: 5 passed, 0 failed, 0 skipped");
 }
 
 TEST(Report, NotARunFolder) {
