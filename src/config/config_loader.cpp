@@ -27,7 +27,7 @@ const std::vector<std::string>& KnownKeys::top_level() {
 const std::vector<std::string>& KnownKeys::source() {
   static const std::vector<std::string> keys{"kind", "paths", "args", "env",
                                              "cwd", "python", "mode", "launcher",
-                                             "allow-empty"};
+                                             "allow-empty", "fork-exit"};
   return keys;
 }
 const std::vector<std::string>& KnownKeys::override_table() {
@@ -409,6 +409,12 @@ std::optional<Error> read_source(const toml::table& table,
     if (!node->is_string() || (*mode != "plain" && *mode != "fork-server"))
       return reader.wrong_type("mode", *node, "\"plain\" or \"fork-server\"");
     source.fork_server = *mode == "fork-server";
+  }
+  if (const auto* node = table.get("fork-exit")) {
+    const auto exit = node->value<std::string>();
+    if (!node->is_string() || (*exit != "fast" && *exit != "full"))
+      return reader.wrong_type("fork-exit", *node, "\"fast\" or \"full\"");
+    source.fork_exit_full = *exit == "full";
   }
   if (const auto* node = table.get("launcher")) {
     auto launcher = reader.launcher(*node);

@@ -131,6 +131,7 @@ ListingSink gtest_test_sink(const GtestBinary& binary, std::vector<TestCase>& in
   source->working_directory = binary.working_directory;
   source->launcher = binary.launcher;
   source->fork_server = binary.fork_server;
+  source->fork_exit_full = binary.fork_exit_full;
   return ListingSink{
       [&into](std::size_t count) { into.reserve(into.size() + count); },
       [&into, source = std::shared_ptr<const TestSource>(std::move(source))](ListedTest&& listed) {
@@ -171,6 +172,7 @@ Expected<std::vector<GtestBinary>> resolve_gtest_binaries(
       binary.env = source.env;
       binary.launcher = source.launcher;
       binary.fork_server = source.fork_server;
+      binary.fork_exit_full = source.fork_exit_full;
       if (!source.working_directory.empty())
         binary.working_directory = config.root / source.working_directory;
       binaries.push_back(std::move(binary));

@@ -26,6 +26,7 @@ struct GtestBinary {
   std::filesystem::path working_directory;
   std::optional<Launcher> launcher;
   bool fork_server = false;  // mode = "fork-server"
+  bool fork_exit_full = false;  // fork-exit = "full"
 };
 
 // GTEST_* variables of the runner's environment that would change which

@@ -91,6 +91,7 @@ Expected<std::unique_ptr<ForkServer>> ForkServer::start(
   }
   std::unique_ptr<ForkServer> server(
       new ForkServer(source.kind, std::move(*child), requests[1], replies[0]));
+  if (source.fork_exit_full) server->set_exit_probe(ExitProbe::full);
   auto ready = server->read_reply(timeout);
   if (!ready) {
     const auto said = text::read_file_tail(log, 2000).bytes;
@@ -166,6 +167,7 @@ Expected<pid_t> ForkServer::fork_test(const ForkRequest& request) {
     };
     message["argv_hex"] = hex(request.argv);
     message["env_hex"] = hex(request.environment);
+    message["exit"] = request.full_exit ? "full" : "fast";
   }
   if (!write_all(to_server_, message.dump(-1, ' ', true, Json::error_handler_t::replace) + "\n"))
     return Error{"the fork server is gone"};

@@ -30,6 +30,22 @@ struct ForkRequest {
   std::filesystem::path working_directory;
   pid_t process_group = 0;  // 0: a group of its own
   std::vector<std::filesystem::path> cgroup_procs;  // the test's cgroup.procs files
+  // gtest: end the test with the ordinary exit (static destructors, fini
+  // functions) instead of the fast one (src/forkserver/fast_exit.cpp).
+  bool full_exit = false;
+};
+
+// Whether a gtest server's tests may take the fast exit. Skipping the
+// server's teardown must not change how any test ends, so each binary's
+// teardown is tried once first: its first test exits fully (the probe); if
+// that exit agrees with what gtest reported, the rest exit fast; if the
+// teardown changed it (an exit code, a crash in a static destructor), every
+// test of that binary exits fully, as a fresh process would.
+enum class ExitProbe {
+  untried,  // the next test is the probe
+  probing,  // the probe runs; tests started meanwhile exit fully too
+  fast,
+  full,     // fork-exit = "full", or the teardown matters
 };
 
 class ForkServer {
@@ -55,12 +71,16 @@ class ForkServer {
   // libranktest-forkserver.so, beside the ranktest binary.
   static std::filesystem::path preload_library();
 
+  ExitProbe exit_probe() const { return exit_probe_; }
+  void set_exit_probe(ExitProbe probe) { exit_probe_ = probe; }
+
  private:
   ForkServer(SuiteKind kind, process::ChildProcess child, int to_server, int from_server)
       : kind_(kind), child_(std::move(child)), to_server_(to_server), from_server_(from_server) {}
   Expected<std::string> read_reply(std::chrono::milliseconds timeout);
 
   SuiteKind kind_;  // which server: each reads its own form of a request
+  ExitProbe exit_probe_ = ExitProbe::untried;
   process::ChildProcess child_;
   int to_server_ = -1;
   int from_server_ = -1;

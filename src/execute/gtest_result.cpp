@@ -236,4 +236,12 @@ TestResult classify_gtest_test(const GtestProcessEnd& end,
   return result;
 }
 
+std::optional<bool> exit_agrees_with_report(const ProcessExit& exit,
+                                            const std::optional<GtestVerdict>& verdict) {
+  if (!verdict || verdict->status == GtestVerdict::Status::not_run) return std::nullopt;
+  if (exit.signaled) return false;
+  const int expected = verdict->status == GtestVerdict::Status::failed ? 1 : 0;
+  return exit.code == expected;
+}
+
 }  // namespace ranktest::execute

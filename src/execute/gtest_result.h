@@ -52,6 +52,13 @@ struct GtestProcessEnd {
 // framework's classification.
 std::optional<TestResult> classify_stopped_process(const GtestProcessEnd& end);
 
+// Whether a process's exit is the one its report implies (0 for a pass or
+// skip, 1 for a failure, no signal); nullopt when the report says nothing
+// about the test (it did not get that far). What the fork server's probe of
+// a binary's teardown asks.
+std::optional<bool> exit_agrees_with_report(const ProcessExit& exit,
+                                            const std::optional<GtestVerdict>& verdict);
+
 // The outcome: a crash is a crash whatever the report says; a non-zero exit
 // is a failure even when gtest reported success; no report at all is a
 // failure even after exit code 0.

@@ -251,15 +251,23 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
     std::optional<Expected<process::ChildProcess>> spawned;
     if (test.test->source->fork_server && !audited && !log_path.empty())
       if (auto* server = fork_server_for(test)) {
+        // gtest: the first test of a binary probes its teardown (fork_server.h).
+        const bool probe = test.test->source->kind == SuiteKind::gtest &&
+                           server->exit_probe() == ExitProbe::untried;
+        if (probe) server->set_exit_probe(ExitProbe::probing);
         ForkRequest fork{test.test->name, request.argv, request.environment, log_path,
                          test.test->source->working_directory, request.process_group,
                          running->cgroup ? running->cgroup->procs_files()
-                                         : std::vector<std::filesystem::path>{}};
-        if (auto pid = server->fork_test(fork))
+                                         : std::vector<std::filesystem::path>{},
+                         server->exit_probe() != ExitProbe::fast};
+        if (auto pid = server->fork_test(fork)) {
           spawned.emplace(process::ChildProcess::adopt(
               *pid, request.process_group ? request.process_group : *pid));
-        else
+          if (probe) running->ranks[static_cast<std::size_t>(rank)].exit_probe_of =
+                         ForkServer::key(*test.test->source);
+        } else {
           give_up_fork_server(*test.test->source, pid.error().message);
+        }
       }
     if (!spawned) {
       if (running->cgroup) running->cgroup->place(request);
@@ -529,6 +537,7 @@ void ProcessTestRunner::detach_audits(const RunningTest& running) const {
 void ProcessTestRunner::rank_ended(RunningTest& running, Rank& rank,
                                    Clock::time_point now) {
   rank.result = classify_rank(running, rank);
+  if (!rank.exit_probe_of.empty()) judge_exit_probe(running, rank);
   if (running.root_cause_rank || running.timed_out || running.interrupted) return;
   if (!is_failure(rank.result->outcome)) return;
   // The first failure is the root cause; the others get the grace period
@@ -785,6 +794,29 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
     options_.cgroups->collect_garbage();
   }
   return schedule::Finished{running.assignment, std::move(result)};
+}
+
+// The probe of a gtest binary's teardown ended (see ExitProbe): if its full
+// exit agreed with gtest's report, the binary's other tests take the fast
+// exit; if the teardown changed how it ended, none does; if the test did
+// not get far enough to tell, the next test probes again.
+void ProcessTestRunner::judge_exit_probe(const RunningTest& running, const Rank& rank) {
+  const auto it = fork_servers_.find(rank.exit_probe_of);
+  if (it == fork_servers_.end()) return;
+  std::optional<bool> agrees;
+  if (rank.child.exit() && !running.timed_out && !running.interrupted && !rank.stopped &&
+      std::filesystem::exists(rank.report_path))
+    agrees = exit_agrees_with_report(
+        *rank.child.exit(),
+        read_gtest_verdict(text::read_file(rank.report_path), running.test->test->name));
+  it->second->set_exit_probe(!agrees ? ExitProbe::untried
+                                     : *agrees ? ExitProbe::fast : ExitProbe::full);
+  if (agrees == false)
+    fmt::print(stderr,
+               "ranktest: note: {}'s exit-time teardown changes how a test ends ({}: {}); its "
+               "forked tests exit fully, as a fresh process would (fork-exit = \"full\")\n",
+               running.test->test->source->label, running.test->test->name,
+               rank.result ? rank.result->reason : std::string("?"));
 }
 
 // A test that hangs after a process it started failed (a worker that died,

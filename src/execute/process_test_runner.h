@@ -75,6 +75,9 @@ class ProcessTestRunner final : public schedule::TestRunner {
     // said it started; what it left running there.
     int remote_pid = 0;
     std::vector<int> remote_left_behind;
+    // The fork server whose teardown this rank's full exit probes; empty
+    // for every other rank.
+    std::string exit_probe_of;
   };
 
   // A debugger taking the stacks of one process of a hung test.
@@ -142,6 +145,7 @@ class ProcessTestRunner final : public schedule::TestRunner {
   std::vector<pid_t> test_processes(const RunningTest& running, pid_t group) const;
   void note_cgroup_usage(TestResult& result, const RunningTest& running) const;
   void note_failed_descendant(TestResult& result, const RunningTest& running) const;
+  void judge_exit_probe(const RunningTest& running, const Rank& rank);
   static void note_left_behind(TestResult& result, const RunningTest& running);
   RankResult classify_rank(const RunningTest& running, const Rank& rank) const;
 

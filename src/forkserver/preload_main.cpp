@@ -16,7 +16,8 @@
 // python/ranktest_pytest/plugin.py): JSON lines on stdin, one reply per line
 // on fd 3, {"ready": true, "guard": null | why} first. Requests:
 //   {"argv_hex": [...], "env_hex": ["NAME=value", ...], "log": path,
-//    "cwd": path, "pgid": 0 | N, "cgroups": [cgroup.procs paths]}
+//    "cwd": path, "pgid": 0 | N, "cgroups": [cgroup.procs paths],
+//    "exit": "fast" | "full"}
 // (argv and environment hex-encoded, byte for byte: they need not be UTF-8).
 // Replies: {"pid": N} (the runner's own child: cloned with CLONE_PARENT) or
 // {"refused": why}. The guard refuses to fork while the
@@ -38,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "forkserver/fast_exit.h"
 #include "forkserver/sibling_fork.h"
 
 namespace {
@@ -179,6 +181,7 @@ void become_test(const Json& request) {
 // request a forked test process is to run.
 Json serve() {
   ::unsetenv("LD_PRELOAD");
+  ranktest::forkserver::prepare_exit();
   const auto problem = guard_problem();
   reply({{"ready", true}, {"guard", problem ? Json(*problem) : Json(nullptr)}});
   while (const auto line = read_request()) {
@@ -211,6 +214,7 @@ Json serve() {
 int serve_then_main(int argc, char** argv, char** envp) {
   if (!std::getenv("RANKTEST_FORK_SERVER")) return g_main(argc, argv, envp);
   const Json request = serve();
+  ranktest::forkserver::begin_test(request.value("exit", std::string("fast")) != "full");
   become_test(request);
   // The test's argv lives as long as the process.
   static std::vector<std::string> arguments;
@@ -218,7 +222,8 @@ int serve_then_main(int argc, char** argv, char** envp) {
   arguments = unhex(request["argv_hex"]);
   for (auto& argument : arguments) pointers.push_back(argument.data());
   pointers.push_back(nullptr);
-  return g_main(static_cast<int>(arguments.size()), pointers.data(), environ);
+  return ranktest::forkserver::end_test(
+      g_main(static_cast<int>(arguments.size()), pointers.data(), environ));
 }
 
 }  // namespace

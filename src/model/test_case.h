@@ -49,6 +49,9 @@ struct TestSource {
   std::vector<std::string> collect_arguments;
   // Whether its tests run through a fork server.
   bool fork_server = false;
+  // gtest fork server: end each forked test without the server's teardown
+  // (fork-exit = "fast", the default) or with the ordinary exit ("full").
+  bool fork_exit_full = false;
   // The source's launcher, where it names one; [[override]] entries win.
   std::optional<Launcher> launcher;
 };

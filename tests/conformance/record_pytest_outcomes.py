@@ -1,0 +1,77 @@
+"""A pytest plugin that records, per test, the outcome pytest itself judged.
+
+Load it with ``-p record_pytest_outcomes`` (this folder on PYTHONPATH) and
+name the output file in RECORD_PYTEST_OUTCOMES; at session end it writes a
+JSON object, node id -> outcome, one of
+
+    failed    any phase failed: the call, an error in setup or teardown,
+              a strict xpass ("[XPASS(strict)]"), a collection error
+    xfailed   the test failed as its xfail mark (or pytest.xfail) expected
+    xpassed   the test passed although marked xfail (not strict)
+    skipped   skipped (skip/skipif marks, pytest.skip, in any phase)
+    passed    everything else that ran
+
+i.e. what pytest's own summary line counts, test by test (a test that
+xfails in its call and errors in teardown is "failed", as pytest counts
+an error for it). Node ids are pytest's, relative to its rootdir: run
+pytest from the same folder with the same path arguments as ranktest
+collects with, and the ids are ranktest's test ids.
+
+A file that fails to collect is recorded under its collection report's
+node id as "failed" (ranktest turns it into an `error` test of that id).
+
+RECORD_PYTEST_DURATIONS, if set, names a second file: node id -> seconds
+spent in setup + call + teardown (used to pick fast test folders).
+"""
+
+import json
+import os
+
+import pytest
+
+_RANK = {"passed": 0, "skipped": 1, "xpassed": 2, "xfailed": 3, "failed": 4}
+
+_outcomes = {}
+_durations = {}
+
+
+def _note(nodeid, outcome):
+    previous = _outcomes.get(nodeid)
+    if previous is None or _RANK[outcome] > _RANK[previous]:
+        _outcomes[nodeid] = outcome
+
+
+def pytest_runtest_logreport(report):
+    _durations[report.nodeid] = _durations.get(report.nodeid, 0.0) + (report.duration or 0.0)
+    wasxfail = hasattr(report, "wasxfail")
+    if report.failed:
+        # A strict xpass is a failed call report without wasxfail.
+        _note(report.nodeid, "failed")
+    elif report.skipped:
+        _note(report.nodeid, "xfailed" if wasxfail else "skipped")
+    elif report.when == "call":
+        _note(report.nodeid, "xpassed" if wasxfail else "passed")
+    else:
+        _note(report.nodeid, "passed")
+
+
+def pytest_collectreport(report):
+    if report.failed:
+        _note(report.nodeid or ".", "failed")
+
+
+def _write(path, data):
+    temporary = path + ".tmp"
+    with open(temporary, "w", encoding="utf-8") as out:
+        json.dump(data, out, indent=0, sort_keys=True)
+    os.replace(temporary, path)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session):
+    path = os.environ.get("RECORD_PYTEST_OUTCOMES")
+    if path:
+        _write(path, _outcomes)
+    durations = os.environ.get("RECORD_PYTEST_DURATIONS")
+    if durations:
+        _write(durations, _durations)
