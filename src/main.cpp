@@ -88,7 +88,8 @@ int main(int argc, char** argv) {
                   "(sets the default; overrides still win)")
       ->check(CLI::Range(0, 100));
   run->add_flag("--recollect", cli.recollect,
-                "collect pytest suites afresh instead of reusing the cached collection");
+                "list gtest binaries and collect pytest suites afresh instead of reusing "
+                "the cached listings");
   run->add_flag("--no-capture", cli.no_capture,
                 "let tests write to the terminal (runs one at a time)");
   run->add_option("--junit", cli.junit, "write a JUnit XML report to PATH");

@@ -102,16 +102,23 @@ std::variant<std::vector<TestCase>, Failure> discover_tests(
   auto binaries = discover::resolve_gtest_binaries(config);
   if (!binaries) return Failure{ExitCode::discovery_error, binaries.error().message};
   std::vector<TestCase> tests;
-  for (const auto& binary : *binaries) {
-    auto found = discover::discover_gtest_binary(binary, signals, config.timeout);
-    if (!found) return Failure{ExitCode::discovery_error, found.error().message};
-    if (found->interrupted_by)
-      return Failure{kInterruptedBase + *found->interrupted_by,
+  // Listed with the run's jobs; an unchanged binary's listing comes from
+  // the cache (--recollect lists every binary again).
+  auto listed = discover::discover_gtest_binaries(
+      *binaries, signals,
+      discover::ListingOptions{config.timeout, static_cast<std::size_t>(std::max(1, config.jobs)),
+                               recollect ? std::filesystem::path()
+                                         : config.state_dir / "gtest-listings"});
+  if (!listed) return Failure{ExitCode::discovery_error, listed.error().message};
+  for (std::size_t i = 0; i < listed->size(); ++i) {
+    auto& found = (*listed)[i];
+    if (found.interrupted_by)
+      return Failure{kInterruptedBase + *found.interrupted_by,
                      fmt::format("interrupted while listing {}",
-                                 binary.executable.string())};
-    for (const auto& warning : found->warnings)
+                                 (*binaries)[i].executable.string())};
+    for (const auto& warning : found.warnings)
       fmt::print(stderr, "ranktest: warning: {}\n", warning);
-    take_all(tests, std::move(found->tests));
+    take_all(tests, std::move(found.tests));
   }
   for (const auto& source : config.sources) {
     if (source.kind != SuiteKind::pytest) continue;

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -12,6 +16,8 @@
 #include "process/temporary_directory.h"
 #include "text/file_tail.h"
 #include "text/sanitize.h"
+
+extern char** environ;
 
 namespace ranktest::discover {
 namespace {
@@ -42,66 +48,52 @@ const std::vector<std::string>& gtest_variables_to_remove() {
   return names;
 }
 
-Expected<DiscoveredBinary> discover_gtest_binary(
-    const GtestBinary& binary, process::SignalWatch& signals,
-    config::Duration timeout) {
+namespace {
+
+// What a listing run left: how the binary ended and what it wrote.
+struct ListingOutput {
+  process::Completion completion;
+  std::optional<std::string> json;  // gtest's JSON listing, when it wrote one
+  std::string out, err;
+};
+
+// The tests of a listing, or an error that names the binary and quotes
+// what it printed.
+Expected<DiscoveredBinary> interpret_listing(const GtestBinary& binary,
+                                             const ListingOutput& listing,
+                                             config::Duration timeout) {
   const std::string name = binary.executable.string();
-  if (auto usable = check_executable(binary.executable); !usable)
-    return usable.error();
-  auto scratch = process::TemporaryDirectory::create("ranktest-list-");
-  if (!scratch) return scratch.error();
-  const auto json_path = scratch->path() / "listing.json";
-  const auto out_path = scratch->path() / "stdout";
-  const auto err_path = scratch->path() / "stderr";
-
-  process::SpawnRequest request;
-  request.argv = {binary.executable.string(), "--gtest_list_tests",
-                  "--gtest_output=json:" + json_path.string()};
-  request.argv.insert(request.argv.end(), binary.args.begin(),
-                      binary.args.end());
-  std::vector<std::pair<std::string, std::string>> env(binary.env.begin(),
-                                                       binary.env.end());
-  env.emplace_back("GTEST_COLOR", "no");
-  request.environment =
-      process::make_environment(env, gtest_variables_to_remove());
-  request.working_directory = binary.working_directory;
-  request.stdout_path = out_path;
-  request.stderr_path = err_path;
-
-  auto run = process::run_to_completion(request, signals, timeout);
-  if (!run) return Error{fmt::format("{}: {}", name, run.error().message)};
-  const auto out = text::read_file(out_path);
-  const auto err = text::read_file(err_path);
+  const auto& run = listing.completion;
   const auto fail = [&](const std::string& what) {
     return Error{fmt::format("{}: {} while listing its tests "
                              "(--gtest_list_tests); it printed:{}",
-                             name, what, quote_output(out, err))};
+                             name, what, quote_output(listing.out, listing.err))};
   };
   DiscoveredBinary discovered;
-  if (run->interrupted_by) {
-    discovered.interrupted_by = run->interrupted_by;
+  if (run.interrupted_by) {
+    discovered.interrupted_by = run.interrupted_by;
     return discovered;
   }
-  if (run->timed_out)
+  if (run.timed_out)
     return fail(fmt::format("hung for {}", config::format_duration(timeout)));
-  if (run->exit.signaled)
-    return fail(fmt::format("crashed with {}", process::describe(run->exit)));
+  if (run.exit.signaled)
+    return fail(fmt::format("crashed with {}", process::describe(run.exit)));
 
   // Prefer the JSON listing: it carries file:line and is immune to whatever
   // else the binary prints on stdout. Older gtest writes none.
   const auto sink = gtest_test_sink(binary, discovered.tests);
   Expected<Done> listed = Error{"no listing"};
   bool complete = false;
-  if (std::filesystem::exists(json_path)) {
-    listed = read_listing_json(text::read_file(json_path), sink);
+  if (listing.json) {
+    listed = read_listing_json(*listing.json, sink);
     complete = listed.has_value();
   }
   if (!complete) {
     discovered.tests.clear();  // what an unreadable JSON listing gave, if anything
-    listed = read_listing_text(out, sink);
+    listed = read_listing_text(listing.out, sink);
   }
-  if (run->exit.code != 0) {
-    const auto what = fmt::format("exited with code {}", run->exit.code);
+  if (run.exit.code != 0) {
+    const auto what = fmt::format("exited with code {}", run.exit.code);
     if (!complete || !listed) return fail(what);
     discovered.warnings.push_back(fmt::format(
         "{}: {} after listing its tests; they run, but each will likely "
@@ -115,10 +107,176 @@ Expected<DiscoveredBinary> discover_gtest_binary(
   // A binary whose tests all vanished (a custom main that returns early on
   // unknown flags, a linking mistake) must not turn a run green.
   if (discovered.tests.empty() && !binary.allow_empty)
-    return fail(
-        "listed no tests; if that is expected, set allow-empty = true in its [[source]], "
-        "else check that its main() passes --gtest_list_tests on to GoogleTest");
+    return Error{fmt::format(
+        "{}: listed no tests (--gtest_list_tests); if that is expected, set allow-empty = "
+        "true in its [[source]], else check that its main() hands --gtest_list_tests to "
+        "GoogleTest; it printed:{}",
+        name, quote_output(listing.out, listing.err))};
   return discovered;
+}
+
+// The listing cache: a binary is listed again only when something that can
+// change its listing changed: the file (path, size, modification time,
+// inode) or how it is listed (arguments, the source's environment, folder).
+// One file per binary under <state-dir>/gtest-listings/: the key on its
+// first line, then what the listing run wrote.
+std::string cache_key(const GtestBinary& binary) {
+  struct stat file {};
+  if (::stat(binary.executable.c_str(), &file) != 0) return {};
+  // Fields apart by NUL bytes, which no path, argument or variable holds.
+  std::string key = "ranktest-listing-1";
+  const auto add = [&](std::string_view field) {
+    key += '\0';
+    key += field;
+  };
+  add(binary.executable.string());
+  add(std::to_string(file.st_size));
+  add(fmt::format("{}.{}", file.st_mtim.tv_sec, file.st_mtim.tv_nsec));
+  add(fmt::format("{}:{}", file.st_dev, file.st_ino));
+  for (const auto& argument : binary.args) add(argument);
+  for (const auto& [name, value] : binary.env) add(name + '=' + value);
+  add(binary.working_directory.string());
+  // What in the runner's environment can change which tests a binary
+  // registers: the libraries it loads, and the devices it sees (a suite
+  // instantiated per visible GPU).
+  for (char** entry = environ; entry && *entry; ++entry) {
+    const std::string_view variable(*entry);
+    const auto name = variable.substr(0, variable.find('='));
+    if (name == "LD_LIBRARY_PATH" || name == "LD_PRELOAD" ||
+        name.ends_with("_VISIBLE_DEVICES") || name.ends_with("_VISIBLE_CHIPS"))
+      add(variable);
+  }
+  return key;
+}
+
+std::filesystem::path cache_file(const std::filesystem::path& folder, const std::string& key) {
+  std::uint64_t hash = 1469598103934665603ull;  // FNV-1a
+  for (const unsigned char c : key) hash = (hash ^ c) * 1099511628211ull;
+  return folder / fmt::format("{:016x}.listing", hash);
+}
+
+// The cached listing of a key: its key line, then "json\n" or "text\n"
+// and the bytes gtest wrote.
+std::optional<ListingOutput> read_cached(const std::filesystem::path& file,
+                                         const std::string& key) {
+  const auto text = text::read_file(file);
+  const auto hex_key = [&] {
+    std::string hex;
+    for (const unsigned char c : key) hex += fmt::format("{:02x}", c);
+    return hex;
+  }();
+  if (text.size() < hex_key.size() + 6 || text.compare(0, hex_key.size(), hex_key) != 0 ||
+      text[hex_key.size()] != '\n')
+    return std::nullopt;
+  const auto kind = text.substr(hex_key.size() + 1, 5);
+  ListingOutput listing;
+  if (kind == "json\n") listing.json = text.substr(hex_key.size() + 6);
+  else if (kind == "text\n") listing.out = text.substr(hex_key.size() + 6);
+  else return std::nullopt;
+  return listing;
+}
+
+void write_cached(const std::filesystem::path& file, const std::string& key,
+                  const ListingOutput& listing) {
+  std::error_code error;
+  std::filesystem::create_directories(file.parent_path(), error);
+  if (error) return;
+  const auto temporary = file.string() + fmt::format(".{}.tmp", ::getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    for (const unsigned char c : key) out << fmt::format("{:02x}", c);
+    out << '\n' << (listing.json ? "json\n" : "text\n") << (listing.json ? *listing.json : listing.out);
+    if (!out) {
+      std::filesystem::remove(temporary, error);
+      return;
+    }
+  }
+  std::filesystem::rename(temporary, file, error);
+}
+
+}  // namespace
+
+Expected<std::vector<DiscoveredBinary>> discover_gtest_binaries(
+    const std::vector<GtestBinary>& binaries, process::SignalWatch& signals,
+    const ListingOptions& options) {
+  std::vector<std::optional<Expected<DiscoveredBinary>>> found(binaries.size());
+  std::vector<std::string> keys(binaries.size());
+  std::vector<std::size_t> to_list;  // indexes of the binaries to run
+  for (std::size_t i = 0; i < binaries.size(); ++i) {
+    if (auto usable = check_executable(binaries[i].executable); !usable) {
+      found[i] = usable.error();
+      continue;
+    }
+    if (!options.cache_folder.empty()) {
+      keys[i] = cache_key(binaries[i]);
+      if (!keys[i].empty())
+        if (const auto cached = read_cached(cache_file(options.cache_folder, keys[i]), keys[i])) {
+          auto discovered = interpret_listing(binaries[i], *cached, options.timeout);
+          if (discovered) {
+            found[i] = std::move(discovered);
+            continue;
+          }
+        }
+    }
+    to_list.push_back(i);
+  }
+
+  // Every binary not cached is listed, `jobs` at once.
+  std::vector<process::TemporaryDirectory> scratches;
+  std::vector<process::SpawnRequest> requests;
+  for (const std::size_t i : to_list) {
+    const auto& binary = binaries[i];
+    auto scratch = process::TemporaryDirectory::create("ranktest-list-");
+    if (!scratch) return scratch.error();
+    process::SpawnRequest request;
+    request.argv = {binary.executable.string(), "--gtest_list_tests",
+                    "--gtest_output=json:" + (scratch->path() / "listing.json").string()};
+    request.argv.insert(request.argv.end(), binary.args.begin(), binary.args.end());
+    std::vector<std::pair<std::string, std::string>> env(binary.env.begin(), binary.env.end());
+    env.emplace_back("GTEST_COLOR", "no");
+    request.environment = process::make_environment(env, gtest_variables_to_remove());
+    request.working_directory = binary.working_directory;
+    request.stdout_path = scratch->path() / "stdout";
+    request.stderr_path = scratch->path() / "stderr";
+    requests.push_back(std::move(request));
+    scratches.push_back(std::move(*scratch));
+  }
+  auto runs = process::run_all_to_completion(requests, options.jobs, signals, options.timeout);
+  for (std::size_t r = 0; r < to_list.size(); ++r) {
+    const std::size_t i = to_list[r];
+    const auto& binary = binaries[i];
+    if (!runs[r]) {
+      found[i] = Error{fmt::format("{}: {}", binary.executable.string(), runs[r].error().message)};
+      continue;
+    }
+    ListingOutput listing;
+    listing.completion = *runs[r];
+    const auto json_path = scratches[r].path() / "listing.json";
+    if (std::filesystem::exists(json_path)) listing.json = text::read_file(json_path);
+    listing.out = text::read_file(scratches[r].path() / "stdout");
+    listing.err = text::read_file(scratches[r].path() / "stderr");
+    auto discovered = interpret_listing(binary, listing, options.timeout);
+    // Cached only when the listing was complete and clean.
+    if (discovered && !discovered->interrupted_by && discovered->warnings.empty() &&
+        !keys[i].empty() && cache_key(binary) == keys[i])
+      write_cached(cache_file(options.cache_folder, keys[i]), keys[i], listing);
+    found[i] = std::move(discovered);
+  }
+  std::vector<DiscoveredBinary> all;
+  all.reserve(binaries.size());
+  for (auto& result : found) {
+    if (!*result) return result->error();
+    all.push_back(std::move(**result));
+  }
+  return all;
+}
+
+Expected<DiscoveredBinary> discover_gtest_binary(
+    const GtestBinary& binary, process::SignalWatch& signals,
+    config::Duration timeout) {
+  auto all = discover_gtest_binaries({binary}, signals, ListingOptions{timeout, 1, {}});
+  if (!all) return all.error();
+  return std::move(all->front());
 }
 
 ListingSink gtest_test_sink(const GtestBinary& binary, std::vector<TestCase>& into) {

@@ -52,6 +52,22 @@ Expected<DiscoveredBinary> discover_gtest_binary(
     const GtestBinary& binary, process::SignalWatch& signals,
     config::Duration timeout);
 
+struct ListingOptions {
+  config::Duration timeout = std::chrono::minutes(5);  // per binary
+  std::size_t jobs = 1;                                 // binaries listed at once
+  // Where listings are kept between runs (<state-dir>/gtest-listings); a
+  // binary whose file and listing command did not change is not run again.
+  // Empty: no cache.
+  std::filesystem::path cache_folder;
+};
+
+// Every binary's tests, in the order given: listed `jobs` at once, or read
+// from the cache. The first error (in that order) stops it; an interrupted
+// run returns binaries with interrupted_by set.
+Expected<std::vector<DiscoveredBinary>> discover_gtest_binaries(
+    const std::vector<GtestBinary>& binaries, process::SignalWatch& signals,
+    const ListingOptions& options);
+
 // Where a listing reader puts the tests of `binary`: appended to `into` as
 // they are read, sharing one TestSource. `into` must outlive the sink.
 ListingSink gtest_test_sink(const GtestBinary& binary, std::vector<TestCase>& into);

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <optional>
+#include <vector>
 
 #include "model/expected.h"
 #include "process/child_process.h"
@@ -20,5 +21,12 @@ struct Completion {
 Expected<Completion> run_to_completion(const SpawnRequest& request,
                                        SignalWatch& signals,
                                        std::chrono::milliseconds timeout);
+
+// Runs every command, at most `jobs` at once, each for at most `timeout`;
+// one result per request, in order. On an interruption every running
+// command is killed, and those not started yet say so too.
+std::vector<Expected<Completion>> run_all_to_completion(const std::vector<SpawnRequest>& requests,
+                                                        std::size_t jobs, SignalWatch& signals,
+                                                        std::chrono::milliseconds timeout);
 
 }  // namespace ranktest::process

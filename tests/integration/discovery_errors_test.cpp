@@ -59,7 +59,8 @@ TEST(DiscoveryErrors, ABinaryThatListsNothingIsAnError) {
   Workdir dir;
   const auto run = run_ranktest(dir, {"run", fixture("flaky"), fixture("lists_nothing")});
   EXPECT_EQ(run.exit_code, 3) << run.out << run.err;
-  EXPECT_NE(run.err.find("fixture_lists_nothing: listed no tests; if that is expected, set "
+  EXPECT_NE(run.err.find("fixture_lists_nothing: listed no tests (--gtest_list_tests); if that is "
+                         "expected, set "
                          "allow-empty = true in its [[source]]"),
             std::string::npos)
       << run.err;
@@ -86,6 +87,29 @@ TEST(DiscoveryErrors, ARelativeBinaryPathIsNeverLookedUpInPath) {
   dir.write("ranktest.toml", "[[source]]\npaths = [\"true\"]\ncwd = \"/\"\n");
   const auto elsewhere = run_ranktest(dir, {"run", "--filter", "*AlwaysPasses"});
   EXPECT_EQ(elsewhere.exit_code, 0) << elsewhere.out << elsewhere.err;
+}
+
+// A binary's listing is kept: an unchanged binary is not run again to list
+// it, a changed one is, and --recollect lists every binary afresh.
+TEST(DiscoveryCache, AnUnchangedBinaryIsListedOnce) {
+  Workdir dir;
+  const auto script = [&](const std::string& tests) {
+    dir.write("fake_test", "#!/bin/sh\necho listed >> listings\nprintf '" + tests + "'\n");
+    std::filesystem::permissions(dir.path() / "fake_test",
+                                 std::filesystem::perms::owner_all);
+  };
+  script("Suite.\\n  One\\n");
+  dir.write("ranktest.toml", "[[source]]\npaths = [\"fake_test\"]\n");
+  const auto count = [&] { return occurrences(read_file(dir.path() / "listings"), "listed"); };
+  EXPECT_NE(run_ranktest(dir, {"list"}).out.find("fake_test::Suite.One"), std::string::npos);
+  EXPECT_NE(run_ranktest(dir, {"list"}).out.find("fake_test::Suite.One"), std::string::npos);
+  EXPECT_EQ(count(), 1u) << "the second listing came from the cache";
+  script("Suite.\\n  One\\n  Two\\n");  // rebuilt: another size and time
+  const auto changed = run_ranktest(dir, {"list"});
+  EXPECT_NE(changed.out.find("fake_test::Suite.Two"), std::string::npos) << changed.out;
+  EXPECT_EQ(count(), 2u);
+  run_ranktest(dir, {"run", "--recollect", "--filter", "NoSuchTest"});
+  EXPECT_EQ(count(), 3u);
 }
 
 }  // namespace

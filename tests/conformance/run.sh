@@ -1,0 +1,274 @@
+#!/usr/bin/env bash
+# The outcome conformance check: ranktest must report, test by test, the
+# outcome the framework itself reports, on real suites nobody here wrote.
+#
+#   tests/conformance/run.sh RANKTEST SCRATCH WHAT
+#
+# RANKTEST: the ranktest binary (its helpers and plugin found beside it, as
+# installed or built). SCRATCH: a folder for the configurations, references
+# and run folders (made if missing; each workload uses SCRATCH/<what>/,
+# emptied first). WHAT: one of
+#
+#   numpy-fork   numpy's own tests (NUMPY_FOLDERS below, >= 3,000 tests),
+#                pytest in one process vs ranktest's fork server, every test
+#   numpy-plain  the same tests' share hash:NUMPY_PLAIN_PARTITION, ranktest
+#                plain (a fresh interpreter per test) vs the same reference
+#   torch-fork   libtorch-test's GoogleTest binaries (ATen, c10), each binary
+#                run in one process vs ranktest's gtest fork server, every test
+#   torch-plain  their share hash:TORCH_PLAIN_PARTITION, ranktest plain
+#   all          the four, references computed once
+#
+# Prints the timing of each phase and, per workload, compare_outcomes.py's
+# count line and one "DIFF <id>: reference <x>, ranktest <y> (<reason>)" per
+# difference. Exit 0 when every workload agrees (or is skipped: a line
+# starting "SKIP:" says why: numpy or libtorch-test not installed), 1 on any
+# difference, 2 on a usage error or a broken setup.
+set -u -o pipefail
+
+if [ $# -ne 3 ]; then
+  echo "usage: $0 RANKTEST SCRATCH numpy-fork|numpy-plain|torch-fork|torch-plain|all" >&2
+  exit 2
+fi
+RANKTEST=$(readlink -f "$1")
+SCRATCH=$2
+WHAT=$3
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+PYTHON=${CONFORMANCE_PYTHON:-/usr/bin/python3}
+JOBS=${CONFORMANCE_JOBS:-2}
+TORCH_DIR=${TORCH_TEST_DIR:-/usr/lib/libtorch-test}
+# numpy 1.24's ma (4,264 tests): the fastest set of whole test folders of
+# at least 3,000 tests on the 2-core CI machine (README.md: the candidates).
+NUMPY_FOLDERS=${NUMPY_FOLDERS:-ma}
+NUMPY_MIN_TESTS=${NUMPY_MIN_TESTS:-3000}
+NUMPY_PLAIN_PARTITION=${NUMPY_PLAIN_PARTITION:-1/32}
+TORCH_PLAIN_PARTITION=${TORCH_PLAIN_PARTITION:-1/24}
+COMPARE="$PYTHON $HERE/compare_outcomes.py"
+
+case $WHAT in
+  numpy-fork | numpy-plain | torch-fork | torch-plain | all) ;;
+  *) echo "$0: unknown workload '$WHAT'" >&2; exit 2 ;;
+esac
+if [ ! -x "$RANKTEST" ]; then
+  echo "$0: $1 is not an executable" >&2
+  exit 2
+fi
+mkdir -p "$SCRATCH" || exit 2
+SCRATCH=$(cd "$SCRATCH" && pwd)
+
+now() { echo $(($(date +%s%N) / 1000000)); }  # milliseconds
+# phase NAME START: prints how long the phase took.
+phase() {
+  local ms=$(($(now) - $2))
+  printf '  %-34s %4d.%d s\n' "$1" $((ms / 1000)) $((ms % 1000 / 100))
+}
+
+status=0
+
+# --- numpy ----------------------------------------------------------------------
+
+numpy_paths=()
+numpy_ready() {
+  local numpy
+  if ! numpy=$("$PYTHON" -c 'import os, numpy, pytest; print(os.path.dirname(numpy.__file__))' \
+      2>/dev/null); then
+    echo "SKIP: numpy workloads: $PYTHON cannot import numpy and pytest (Debian: python3-numpy, python3-pytest)"
+    return 1
+  fi
+  numpy_paths=()
+  for folder in $NUMPY_FOLDERS; do
+    if [ ! -d "$numpy/$folder/tests" ]; then
+      echo "SKIP: numpy workloads: numpy at $numpy has no $folder/tests (its tests are not installed)"
+      return 1
+    fi
+    numpy_paths+=("$numpy/$folder/tests")
+  done
+}
+
+# pytest_toml DIR MODE: a ranktest.toml for the numpy folders.
+pytest_toml() {
+  {
+    echo 'timeout = "5m"'
+    echo '[[source]]'
+    echo 'kind = "pytest"'
+    echo "python = \"$PYTHON\""
+    printf 'paths = ['
+    local first=1
+    for path in "${numpy_paths[@]}"; do
+      [ $first = 1 ] || printf ', '
+      printf '"%s"' "$path"
+      first=0
+    done
+    echo ']'
+    echo "mode = \"$2\""
+  } > "$1/ranktest.toml"
+}
+
+numpy_reference=
+# The reference: pytest itself, one process, from the same folder and with
+# the same path arguments as ranktest collects with (so the same rootdir and
+# node ids), -p no:cacheprovider as ranktest.
+numpy_reference_run() {
+  [ -n "$numpy_reference" ] && return 0
+  local dir=$SCRATCH/numpy-reference start
+  rm -rf "$dir" && mkdir -p "$dir"
+  start=$(now)
+  (cd "$dir" && PYTHONPATH="$HERE${PYTHONPATH:+:$PYTHONPATH}" \
+      RECORD_PYTEST_OUTCOMES="$dir/reference.json" \
+      timeout 900 "$PYTHON" -m pytest -p no:cacheprovider -p record_pytest_outcomes -q \
+      "${numpy_paths[@]}" > "$dir/pytest.log" 2>&1)
+  local code=$?
+  phase "pytest in-process (reference)" "$start"
+  if [ ! -s "$dir/reference.json" ]; then
+    echo "FAIL: pytest wrote no reference (exit code $code); see $dir/pytest.log"
+    tail -5 "$dir/pytest.log"
+    return 1
+  fi
+  echo "  pytest: $(tail -1 "$dir/pytest.log")"
+  local count
+  count=$("$PYTHON" -c 'import json, sys; print(len(json.load(open(sys.argv[1]))))' \
+    "$dir/reference.json")
+  if [ "$count" -lt "$NUMPY_MIN_TESTS" ]; then
+    echo "FAIL: the reference holds $count tests, fewer than $NUMPY_MIN_TESTS: set NUMPY_FOLDERS to more of numpy's test folders"
+    return 1
+  fi
+  numpy_reference=$dir/reference.json
+}
+
+# ranktest_run DIR [ARGS...]: runs ranktest on DIR/ranktest.toml.
+ranktest_run() {
+  local dir=$1 start code
+  shift
+  start=$(now)
+  (cd "$dir" && timeout 1200 "$RANKTEST" run --config "$dir/ranktest.toml" \
+      --state-dir "$dir/.ranktest" -j "$JOBS" --status-level none --final-status-level none \
+      "$@" > "$dir/ranktest.log" 2>&1)
+  code=$?
+  phase "ranktest (exit code $code)" "$start"
+  grep -E '^ranktest: (running|[0-9]+ tests in|[0-9]+ passed)|warning|error' "$dir/ranktest.log" |
+    head -8 | sed 's/^/  /'
+  if [ ! -f "$dir/.ranktest/runs/latest/events.jsonl" ]; then
+    echo "FAIL: ranktest wrote no run folder; see $dir/ranktest.log"
+    tail -5 "$dir/ranktest.log"
+    return 1
+  fi
+}
+
+# compare REFERENCE RUN_DIR [--partition P]
+compare() {
+  local start code
+  start=$(now)
+  $COMPARE compare "$@"
+  code=$?
+  phase "compare" "$start"
+  return $code
+}
+
+numpy_workload() {  # numpy-fork | numpy-plain
+  local what=$1 dir=$SCRATCH/$1 start mode partition=()
+  start=$(now)
+  echo "== $what"
+  numpy_ready || return 0
+  numpy_reference_run || return 1
+  rm -rf "$dir" && mkdir -p "$dir"
+  if [ "$what" = numpy-fork ]; then
+    mode=fork-server
+  else
+    mode=plain
+    partition=(--partition "hash:$NUMPY_PLAIN_PARTITION")
+  fi
+  pytest_toml "$dir" "$mode"
+  ranktest_run "$dir" "${partition[@]}" || return 1
+  compare "$numpy_reference" "$dir/.ranktest/runs/latest" "${partition[@]}" || return 1
+  phase "$what in all" "$start"
+}
+
+# --- libtorch-test --------------------------------------------------------------
+
+torch_binaries=()
+torch_ready() {
+  torch_binaries=()
+  if [ ! -d "$TORCH_DIR" ]; then
+    echo "SKIP: torch workloads: $TORCH_DIR does not exist (Debian: libtorch-test)"
+    return 1
+  fi
+  # Every GoogleTest binary there: those that know --gtest_list_tests (the
+  # others are benchmarks and plain programs). Some list no test (their
+  # tests are static_asserts): allow-empty.
+  for binary in "$TORCH_DIR"/*; do
+    [ -f "$binary" ] && [ -x "$binary" ] || continue
+    grep -q -a -m1 gtest_list_tests "$binary" && torch_binaries+=("$binary")
+  done
+  if [ ${#torch_binaries[@]} = 0 ]; then
+    echo "SKIP: torch workloads: no GoogleTest binary in $TORCH_DIR"
+    return 1
+  fi
+}
+
+gtest_toml() {  # DIR MODE
+  {
+    echo 'timeout = "5m"'
+    echo '[[source]]'
+    echo 'kind = "gtest"'
+    printf 'paths = ['
+    local first=1
+    for path in "${torch_binaries[@]}"; do
+      [ $first = 1 ] || printf ', '
+      printf '"%s"' "$path"
+      first=0
+    done
+    echo ']'
+    echo "mode = \"$2\""
+    echo 'allow-empty = true'
+  } > "$1/ranktest.toml"
+}
+
+torch_reference=
+torch_reference_run() {
+  [ -n "$torch_reference" ] && return 0
+  local dir=$SCRATCH/torch-reference start
+  rm -rf "$dir" && mkdir -p "$dir"
+  start=$(now)
+  timeout 1200 $COMPARE gtest-reference --out "$dir/reference.json" -j "$JOBS" \
+    --scratch "$dir" "${torch_binaries[@]}" 2>&1 | sed 's/^/  /'
+  phase "binaries in-process (reference)" "$start"
+  if [ ! -s "$dir/reference.json" ]; then
+    echo "FAIL: no gtest reference was written"
+    return 1
+  fi
+  torch_reference=$dir/reference.json
+}
+
+torch_workload() {  # torch-fork | torch-plain
+  local what=$1 dir=$SCRATCH/$1 start mode partition=()
+  start=$(now)
+  echo "== $what"
+  torch_ready || return 0
+  torch_reference_run || return 1
+  rm -rf "$dir" && mkdir -p "$dir"
+  if [ "$what" = torch-fork ]; then
+    mode=fork-server
+  else
+    mode=plain
+    partition=(--partition "hash:$TORCH_PLAIN_PARTITION")
+  fi
+  gtest_toml "$dir" "$mode"
+  ranktest_run "$dir" "${partition[@]}" || return 1
+  compare "$torch_reference" "$dir/.ranktest/runs/latest" "${partition[@]}" || return 1
+  phase "$what in all" "$start"
+}
+
+run_one() {
+  case $1 in
+    numpy-*) numpy_workload "$1" || status=1 ;;
+    torch-*) torch_workload "$1" || status=1 ;;
+  esac
+}
+
+total=$(now)
+if [ "$WHAT" = all ]; then
+  for what in numpy-fork numpy-plain torch-fork torch-plain; do run_one "$what"; done
+  phase "all workloads" "$total"
+else
+  run_one "$WHAT"
+fi
+exit $status
