@@ -68,7 +68,8 @@ class RunRecorder final : public schedule::ScheduleObserver {
   void test_finished(const select::PlannedTest& test,
                      const schedule::Finished& finished) override {
     record(*test.test, finished.assignment.attempt,
-           placement_of(finished.assignment.grant), finished.result, finished.retrying);
+           placement_of(finished.assignment.grant), finished.result, finished.retrying,
+           finished.fork_only, finished.forked);
   }
   void test_slow(const select::PlannedTest& test,
                  const schedule::SlowNotice& notice) override {
@@ -98,9 +99,11 @@ class RunRecorder final : public schedule::ScheduleObserver {
 
  private:
   void record(const TestCase& test, int attempt, events::Placement placement,
-              const TestResult& result, bool retrying = false) {
-    const events::TestFinished event{run_id_, Clock::now(), info_of(test), attempt,
-                                     std::move(placement), result, retrying};
+              const TestResult& result, bool retrying = false, bool fork_only = false,
+              bool forked = false) {
+    const events::TestFinished event{run_id_,   Clock::now(), info_of(test), attempt,
+                                     std::move(placement), result, retrying, fork_only,
+                                     forked};
     counts_.add(event, flaky_fails_);
     dispatcher_.dispatch(event);
   }

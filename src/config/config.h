@@ -35,7 +35,7 @@ struct SourceConfig {
   std::string python = "python3";
   // pytest sources: fork each test from a server that collected once
   // ("fork-server"), or start a fresh interpreter per test ("plain").
-  bool fork_server = false;
+  bool fork_server = false;  // pytest: true unless mode = "plain"
   bool fork_exit_full = false;  // fork-exit = "full"
   std::optional<Launcher> launcher;  // launcher = "mpirun"
   // A binary or pytest path that finds no test is an error unless this says

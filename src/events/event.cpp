@@ -29,11 +29,13 @@ void Counts::add(Outcome outcome) {
 }
 
 bool is_flaky(const TestFinished& event) {
-  return !event.retrying && event.attempt > 1 && event.result.outcome == Outcome::passed;
+  return !event.retrying && !event.fork_only && event.attempt > 1 &&
+         event.result.outcome == Outcome::passed;
 }
 
 void Counts::add(const TestFinished& event, bool flaky_fails) {
   if (event.retrying) return;
+  if (event.fork_only) ++fork_only;
   if (is_flaky(event)) {
     ++flaky;
     ++(flaky_fails ? failed : passed);
@@ -181,6 +183,8 @@ Json to_json(const Event& event) {
                     {"placement", placement_json(e.placement)},
                     {"retrying", e.retrying},
                     {"flaky", is_flaky(e)},
+                    {"fork_only", e.fork_only},
+                    {"forked", e.forked},
                     {"result", result_json(e.result)}};
           },
           [](const RunFinished& e) -> Json {
@@ -192,7 +196,8 @@ Json to_json(const Event& event) {
                       {"skipped", e.counts.skipped},
                       {"not_run", e.counts.not_run},
                       {"interrupted", e.counts.interrupted},
-                      {"flaky", e.counts.flaky}}},
+                      {"flaky", e.counts.flaky},
+                      {"fork_only", e.counts.fork_only}}},
                     {"duration_ms", e.duration.count()},
                     {"cancel_reason", e.cancel_reason},
                     {"exit_code", e.exit_code}};

@@ -79,6 +79,13 @@ struct TestFinished {
   TestResult result;
   // This attempt failed and the test runs again: not its verdict yet.
   bool retrying = false;
+  // This attempt ran as a fresh process because the test failed when
+  // forked from a fork server, and it passed: the test fails only when
+  // forked (a module that keeps state made at import time, say). It counts
+  // as passed and is listed apart, like a flaky test.
+  bool fork_only = false;
+  // A fork server forked this attempt's process(es) (mode = "fork-server").
+  bool forked = false;
 };
 
 // The test failed, then passed on a retry (the last attempt passed).
@@ -93,6 +100,8 @@ struct Counts {
   // Passed on a retry after failing; also in `passed`, or in `failed` under
   // flaky = "fail".
   std::size_t flaky = 0;
+  // Failed when forked, passed as a fresh process; also in `passed`.
+  std::size_t fork_only = 0;
   void add(Outcome outcome);
   // A test's verdict: nothing for an attempt that is retried.
   void add(const TestFinished& event, bool flaky_fails);

@@ -157,7 +157,8 @@ std::optional<Event> event_from_json(const nlohmann::json& json) {
                         static_cast<int>(number(json, "attempt", 1)),
                         placement_of(json.value("placement", Json())),
                         result_of(json.value("result", Json())),
-                        json.value("retrying", false)};
+                        json.value("retrying", false), json.value("fork_only", false),
+                        json.value("forked", false)};
   }
   if (kind == "run-finished") {
     RunFinished finished{run_id, time, {}, std::chrono::milliseconds(number(json, "duration_ms")),
@@ -169,6 +170,7 @@ std::optional<Event> event_from_json(const nlohmann::json& json) {
     finished.counts.not_run = static_cast<std::size_t>(number(counts, "not_run"));
     finished.counts.interrupted = static_cast<std::size_t>(number(counts, "interrupted"));
     finished.counts.flaky = static_cast<std::size_t>(number(counts, "flaky"));
+    finished.counts.fork_only = static_cast<std::size_t>(number(counts, "fork_only"));
     return finished;
   }
   return std::nullopt;

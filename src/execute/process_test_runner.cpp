@@ -249,7 +249,8 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
     const bool audited = !running->ranks[static_cast<std::size_t>(rank)].audit_path.empty();
     if (rank > 0) request.process_group = running->ranks.front().child.process_group();
     std::optional<Expected<process::ChildProcess>> spawned;
-    if (test.test->source->fork_server && !audited && !log_path.empty())
+    if (test.test->source->fork_server && !audited && !log_path.empty() &&
+        !assignment.fresh_process)
       if (auto* server = fork_server_for(test)) {
         // gtest: the first test of a binary probes its teardown (fork_server.h).
         const bool probe = test.test->source->kind == SuiteKind::gtest &&
@@ -263,6 +264,7 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
         if (auto pid = server->fork_test(fork)) {
           spawned.emplace(process::ChildProcess::adopt(
               *pid, request.process_group ? request.process_group : *pid));
+          running->forked = true;
           if (probe) running->ranks[static_cast<std::size_t>(rank)].exit_probe_of =
                          ForkServer::key(*test.test->source);
         } else {
@@ -793,7 +795,9 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
     options_.cgroups->remove_later(std::move(running.cgroup));
     options_.cgroups->collect_garbage();
   }
-  return schedule::Finished{running.assignment, std::move(result)};
+  schedule::Finished finished{running.assignment, std::move(result)};
+  finished.forked = running.forked;
+  return finished;
 }
 
 // The probe of a gtest binary's teardown ended (see ExitProbe): if its full

@@ -103,6 +103,7 @@ class ProcessTestRunner final : public schedule::TestRunner {
     std::optional<int> root_cause_rank;        // the first rank that failed
     bool timed_out = false;
     bool interrupted = false;
+    bool forked = false;  // a fork server forked a rank of it
     // Processes still running when the last rank ended (then killed).
     std::vector<pid_t> left_behind;
     std::unique_ptr<process::TestCgroup> cgroup;  // null where cgroups are not used

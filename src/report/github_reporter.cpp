@@ -77,6 +77,15 @@ void GithubReporter::report(const events::Event& event) {
           [this](const events::TestFinished& e) {
             const auto& result = e.result;
             if (e.retrying) return;  // the verdict comes with the last attempt
+            if (e.fork_only) {
+              fmt::print(out_, "::warning title={}::{}\n",
+                         github_escape_property("fails only when forked " + e.test.id),
+                         github_escape_data("failed when forked from the fork server, passed "
+                                            "as a fresh process"));
+              not_passed_.push_back({"fork-only", e.test.id, "passed as a fresh process"});
+              std::fflush(out_);
+              return;
+            }
             if (events::is_flaky(e)) {
               fmt::print(out_, "::warning title={}::{}\n",
                          github_escape_property("flaky " + e.test.id),
@@ -124,6 +133,9 @@ void GithubReporter::report(const events::Event& event) {
             if (e.counts.flaky)
               summary << fmt::format("{} flaky (failed, then passed on a retry)\n\n",
                                      e.counts.flaky);
+            if (e.counts.fork_only)
+              summary << fmt::format("{} failed only when forked (passed as a fresh process)\n\n",
+                                     e.counts.fork_only);
             if (e.counts.not_run + e.counts.interrupted > 0)
               summary << fmt::format("{} not run, {} interrupted{}\n\n", e.counts.not_run,
                                      e.counts.interrupted,

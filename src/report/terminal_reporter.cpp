@@ -194,10 +194,27 @@ void TerminalReporter::on(const events::TestFinished& event) {
   if (event.retrying) {
     // Not the verdict yet, but why it failed is what makes a test flaky.
     if (options_.status_level < StatusLevel::fail) return;
-    fmt::print(out_, "{} [{}] {} (attempt {} {}{}; runs again)\n", label("RETRY", Tone::notice),
-               time, id, event.attempt, to_string(result.outcome),
-               result.reason.empty() ? "" : ": " + shown(result.reason));
-    print_failure_block(event);
+    fmt::print(out_, "{} [{}] {} (attempt {} {}{}{}; runs again{})\n",
+               label("RETRY", Tone::notice), time, id, event.attempt,
+               to_string(result.outcome), event.forked ? " when forked" : "",
+               result.reason.empty() ? "" : ": " + shown(result.reason),
+               event.forked ? " as a fresh process" : "");
+    // A forked failure is shown by its fresh run if it fails there too;
+    // its own details stay in its log.
+    if (event.forked)
+      fmt::print(out_, "{}log: {}\n", kIndent, shown(display_path(result.log_path)));
+    else
+      print_failure_block(event);
+    return;
+  }
+  if (event.fork_only) {
+    // Passed as a fresh process after failing forked: true, and worth a line.
+    if (options_.status_level >= StatusLevel::fail)
+      fmt::print(out_, "{} [{}] {} (failed when forked from the fork server, passed as a fresh "
+                       "process)\n",
+                 label("FORKFAIL", Tone::notice), time, id);
+    fork_only_.push_back({result.outcome, id, "passed as a fresh process"});
+    passed_and_skipped_.push_back({result.outcome, id, shown(result.reason)});
     return;
   }
   if (events::is_flaky(event)) {
@@ -367,6 +384,14 @@ void TerminalReporter::on(const events::RunFinished& event) {
     for (const auto& entry : flaky_)
       fmt::print(out_, "{} {}  {}\n", label("FLAKY", flaky_fails_ ? Tone::bad : Tone::notice),
                  entry.id, entry.detail);
+  }
+  if (!fork_only_.empty()) {
+    fmt::print(out_, "ranktest: {} test{} failed only when forked from a fork server (passed as "
+                     "a fresh process; counted passed): state made at import or static "
+                     "initialisation, or a pid, socket or thread seen before the fork:\n",
+               fork_only_.size(), fork_only_.size() == 1 ? "" : "s");
+    for (const auto& entry : fork_only_)
+      fmt::print(out_, "{} {}\n", label("FORKFAIL", Tone::notice), entry.id);
   }
   if (counts.interrupted)
     fmt::print(out_, "ranktest: {} test{} interrupted\n", counts.interrupted,

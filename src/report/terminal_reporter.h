@@ -77,6 +77,7 @@ class TerminalReporter final : public events::Reporter {
   std::vector<NotPassed> passed_and_skipped_;  // for final-status-level pass and above
   std::vector<std::string> suspicious_;  // ids of passes with failure signatures
   std::vector<NotPassed> flaky_;          // passed on a retry
+  std::vector<NotPassed> fork_only_;      // failed forked, passed fresh
   bool flaky_fails_ = false;
   // Why tests were not run, with how many, in the order first seen.
   std::vector<std::pair<std::string, std::size_t>> not_run_reasons_;

@@ -32,6 +32,9 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
     int attempt;
     std::chrono::steady_clock::time_point not_before;
   };
+  // Tests that failed when forked: every later attempt is a fresh process,
+  // and the first of them does not count against retries.
+  std::set<std::size_t> forked_failure;
   std::list<Retry> retries;
   std::size_t running = 0;
   bool exclusive_running = false;
@@ -40,7 +43,7 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
     result.cancel = std::max(result.cancel, reason);
   };
   // Starts `index` if it fits now; false when it must wait.
-  const auto try_start = [&](std::size_t index, int attempt) {
+  const auto try_start = [&](std::size_t index, int attempt) -> bool {
     const auto& test = plan[index];
     if (exclusive_running) return false;
     if (test.settings->exclusive && running > 0) return false;
@@ -57,7 +60,8 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
       }
       return false;
     }
-    const Assignment assignment{index, attempt, std::move(*grant)};
+    const Assignment assignment{index, attempt, std::move(*grant),
+                                forked_failure.count(index) > 0};
     ++running;
     exclusive_running = test.settings->exclusive;
     observer.test_started(test, assignment);
@@ -123,9 +127,21 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
       const auto& test = plan[finished.assignment.test_index];
       if (test.settings->exclusive) exclusive_running = false;
       const bool failed = is_failure(finished.result.outcome);
-      finished.retrying = failed && result.cancel == CancelReason::none &&
-                          finished.assignment.attempt <= test.settings->retries;
-      if (finished.retrying)
+      const auto index = finished.assignment.test_index;
+      // A failure seen only in a forked process is confirmed in a fresh one
+      // before it is reported; that attempt is not one of the retries.
+      const bool confirm = failed && finished.forked && !forked_failure.count(index) &&
+                           result.cancel == CancelReason::none;
+      if (confirm) forked_failure.insert(index);
+      const int retries_used =
+          finished.assignment.attempt - (forked_failure.count(index) && !confirm ? 1 : 0);
+      finished.retrying = confirm || (failed && result.cancel == CancelReason::none &&
+                                      retries_used <= test.settings->retries);
+      finished.fork_only = !failed && finished.assignment.fresh_process &&
+                           finished.assignment.attempt == 2 && forked_failure.count(index);
+      if (finished.retrying && confirm)
+        retries.push_back({index, finished.assignment.attempt + 1, std::chrono::steady_clock::now()});
+      else if (finished.retrying)
         retries.push_back({finished.assignment.test_index, finished.assignment.attempt + 1,
                            std::chrono::steady_clock::now() + test.settings->retry_delay});
       observer.test_finished(test, finished);

@@ -19,14 +19,23 @@ struct Assignment {
   std::size_t test_index = 0;  // into the plan
   int attempt = 1;
   Grant grant;  // the slots, devices and port it holds while it runs
+  // Run as a fresh process, never forked from a fork server: the test
+  // failed when forked, and a fresh process decides (see Finished).
+  bool fresh_process = false;
 };
 
 struct Finished {
   Assignment assignment;
   TestResult result;
   // Set by the scheduler: this attempt failed and the test runs again
-  // (retries). The last attempt of a test is the one that counts.
+  // (retries, or a fresh process after a forked failure). The last attempt
+  // of a test is the one that counts.
   bool retrying = false;
+  // Set by the runner: a fork server forked this attempt's process(es).
+  bool forked = false;
+  // Set by the scheduler: this fresh attempt passed after a forked one
+  // failed; the test fails only when forked.
+  bool fork_only = false;
 };
 
 // A test still running after another `slow` period.

@@ -17,12 +17,14 @@
         --gtest_output=json, and writes <label>::<Suite>.<Name> -> passed,
         failed or skipped (labels are file names, as ranktest's). A binary
         whose in-process run does not end properly (killed by a signal, an
-        exit code other than 0 or 1, no JSON, or a JSON that lacks listed
-        tests) is rerun one test at a time (--gtest_filter=<that test>):
+        exit code other than 0 or 1, a timeout, or no JSON) is listed
+        (--gtest_list_tests) and rerun one test at a time (--gtest_filter=<that test>):
         each test then gets the outcome of its own run, and a test whose own
         run crashes or ends without a report is "failed". A crash thus costs
         only that binary a second, per-test pass, and never turns the tests
-        after the crashing one into differences.
+        after the crashing one into differences. --binaries-out FILE writes
+        the binaries that have at least one test, one a line (ranktest calls
+        a binary that lists none an error unless allow-empty).
 
 Outcomes are compared in five categories: passed, failed, skipped,
 xfailed, xpassed. ranktest's outcomes map to them as follows: passed
@@ -207,18 +209,17 @@ def run_gtest(binary, scratch, gtest_filter=None, timeout=600):
 def gtest_binary_reference(binary, scratch, timeout):
     started = time.monotonic()
     label = os.path.basename(binary)
-    listed = list_gtest(binary)
     status, outcomes, log = run_gtest(binary, scratch, timeout=timeout)
     notes = []
-    proper = status in (0, 1) and outcomes is not None and \
-        all(name in outcomes for name in listed)
+    # gtest's JSON holds every test, DISABLED_ ones too: the listing (one
+    # more start of the binary) is only needed when the run went wrong.
+    proper = status in (0, 1) and outcomes is not None
     if not proper:
+        listed = list_gtest(binary)
         notes.append("%s: the in-process run ended with %s%s (log %s); each test runs alone"
                      % (label, "a timeout" if status == "timeout" else
                         "signal %d" % -status if status < 0 else "exit code %d" % status,
-                        ", no JSON" if outcomes is None else
-                        ", %d listed tests missing from its JSON"
-                        % sum(name not in outcomes for name in listed),
+                        ", no JSON" if outcomes is None else "",
                         log))
         outcomes = {}
         for name in listed:
@@ -240,22 +241,26 @@ def gtest_reference(args):
     if any(count > 1 for count in labels.values()):
         raise SystemExit("gtest-reference: two binaries share a file name; ranktest labels "
                          "them by path, which this script does not do")
-    slowest = []
+    with_tests = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        for label, outcomes, notes, seconds in pool.map(
+        for binary, (label, outcomes, notes, seconds) in zip(args.binaries, pool.map(
                 lambda binary: gtest_binary_reference(os.path.abspath(binary), scratch,
                                                       args.timeout),
-                args.binaries):
+                args.binaries)):
             for note in notes:
                 print(note)
             for name, outcome in outcomes.items():
                 reference["%s::%s" % (label, name)] = outcome
-            slowest.append((seconds, label))
+            if outcomes:
+                with_tests.append(binary)
     with open(args.out, "w", encoding="utf-8") as file:
         json.dump(reference, file, indent=0, sort_keys=True)
+    if args.binaries_out:
+        with open(args.binaries_out, "w", encoding="utf-8") as file:
+            file.writelines(os.path.abspath(binary) + "\n" for binary in with_tests)
     counts = collections.Counter(reference.values())
-    print("gtest reference: %d binaries, %d tests (%s)" % (
-        len(args.binaries), len(reference),
+    print("gtest reference: %d binaries, %d with tests, %d tests (%s)" % (
+        len(args.binaries), len(with_tests), len(reference),
         ", ".join("%d %s" % (n, k) for k, n in sorted(counts.items()))))
     return 0
 
@@ -273,6 +278,7 @@ def main():
     gtest_parser.add_argument("-j", "--jobs", type=int, default=2)
     gtest_parser.add_argument("--timeout", type=float, default=600,
                               help="seconds per in-process run of a binary")
+    gtest_parser.add_argument("--binaries-out", help="write the binaries with tests here")
     gtest_parser.add_argument("--scratch", default=None, help="where the JSON reports go")
     gtest_parser.add_argument("binaries", nargs="+")
     args = parser.parse_args()

@@ -40,6 +40,9 @@ TORCH_DIR=${TORCH_TEST_DIR:-/usr/lib/libtorch-test}
 # at least 3,000 tests on the 2-core CI machine (README.md: the candidates).
 NUMPY_FOLDERS=${NUMPY_FOLDERS:-ma}
 NUMPY_MIN_TESTS=${NUMPY_MIN_TESTS:-3000}
+# More pytest arguments for both sides (words split on spaces), e.g.
+# "--deselect core/tests/test_mem_policy.py::test_new_policy".
+read -r -a numpy_args <<< "${NUMPY_PYTEST_ARGS:-}"
 NUMPY_PLAIN_PARTITION=${NUMPY_PLAIN_PARTITION:-1/32}
 TORCH_PLAIN_PARTITION=${TORCH_PLAIN_PARTITION:-1/24}
 COMPARE="$PYTHON $HERE/compare_outcomes.py"
@@ -100,6 +103,16 @@ pytest_toml() {
     done
     echo ']'
     echo "mode = \"$2\""
+    if [ ${#numpy_args[@]} -gt 0 ]; then
+      printf 'args = ['
+      first=1
+      for arg in "${numpy_args[@]}"; do
+        [ $first = 1 ] || printf ', '
+        printf '"%s"' "$arg"
+        first=0
+      done
+      echo ']'
+    fi
   } > "$1/ranktest.toml"
 }
 
@@ -114,8 +127,8 @@ numpy_reference_run() {
   start=$(now)
   (cd "$dir" && PYTHONPATH="$HERE${PYTHONPATH:+:$PYTHONPATH}" \
       RECORD_PYTEST_OUTCOMES="$dir/reference.json" \
-      timeout 900 "$PYTHON" -m pytest -p no:cacheprovider -p record_pytest_outcomes -q \
-      "${numpy_paths[@]}" > "$dir/pytest.log" 2>&1)
+      timeout 1800 "$PYTHON" -m pytest -p no:cacheprovider -p record_pytest_outcomes -q \
+      ${numpy_args[@]+"${numpy_args[@]}"} "${numpy_paths[@]}" > "$dir/pytest.log" 2>&1)
   local code=$?
   phase "pytest in-process (reference)" "$start"
   if [ ! -s "$dir/reference.json" ]; then
@@ -139,7 +152,7 @@ ranktest_run() {
   local dir=$1 start code
   shift
   start=$(now)
-  (cd "$dir" && timeout 1200 "$RANKTEST" run --config "$dir/ranktest.toml" \
+  (cd "$dir" && timeout "${CONFORMANCE_RUN_TIMEOUT:-1200}" "$RANKTEST" run --config "$dir/ranktest.toml" \
       --state-dir "$dir/.ranktest" -j "$JOBS" --status-level none --final-status-level none \
       "$@" > "$dir/ranktest.log" 2>&1)
   code=$?
@@ -192,8 +205,7 @@ torch_ready() {
     return 1
   fi
   # Every GoogleTest binary there: those that know --gtest_list_tests (the
-  # others are benchmarks and plain programs). Some list no test (their
-  # tests are static_asserts): allow-empty.
+  # others are benchmarks and plain programs).
   for binary in "$TORCH_DIR"/*; do
     [ -f "$binary" ] && [ -x "$binary" ] || continue
     grep -q -a -m1 gtest_list_tests "$binary" && torch_binaries+=("$binary")
@@ -210,32 +222,36 @@ gtest_toml() {  # DIR MODE
     echo '[[source]]'
     echo 'kind = "gtest"'
     printf 'paths = ['
-    local first=1
-    for path in "${torch_binaries[@]}"; do
+    local first=1 path
+    # Those with at least one test: some list none (their tests are
+    # static_asserts), which ranktest calls an error.
+    while read -r path; do
       [ $first = 1 ] || printf ', '
       printf '"%s"' "$path"
       first=0
-    done
+    done < "$torch_with_tests"
     echo ']'
     echo "mode = \"$2\""
-    echo 'allow-empty = true'
   } > "$1/ranktest.toml"
 }
 
 torch_reference=
+torch_with_tests=
 torch_reference_run() {
   [ -n "$torch_reference" ] && return 0
   local dir=$SCRATCH/torch-reference start
   rm -rf "$dir" && mkdir -p "$dir"
   start=$(now)
   timeout 1200 $COMPARE gtest-reference --out "$dir/reference.json" -j "$JOBS" \
-    --scratch "$dir" "${torch_binaries[@]}" 2>&1 | sed 's/^/  /'
+    --binaries-out "$dir/binaries.txt" --scratch "$dir" "${torch_binaries[@]}" 2>&1 |
+    sed 's/^/  /'
   phase "binaries in-process (reference)" "$start"
-  if [ ! -s "$dir/reference.json" ]; then
+  if [ ! -s "$dir/reference.json" ] || [ ! -s "$dir/binaries.txt" ]; then
     echo "FAIL: no gtest reference was written"
     return 1
   fi
   torch_reference=$dir/reference.json
+  torch_with_tests=$dir/binaries.txt
 }
 
 torch_workload() {  # torch-fork | torch-plain
@@ -265,6 +281,7 @@ run_one() {
 }
 
 total=$(now)
+echo "conformance: $WHAT with $RANKTEST, -j $JOBS; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ "$WHAT" = all ]; then
   for what in numpy-fork numpy-plain torch-fork torch-plain; do run_one "$what"; done
   phase "all workloads" "$total"

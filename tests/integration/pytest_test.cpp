@@ -153,6 +153,49 @@ TEST(Pytest, AForkedTestIsTheRunnersOwnChildInItsOwnGroup) {
   EXPECT_EQ(draws.size(), 8u);
 }
 
+// A test that depends on its process being the one that imported it (a pid,
+// a socket, a thread made at import) fails when forked: it runs again as a
+// fresh process, passes there, and is listed apart; a real failure is still
+// a failure, reported once, from its fresh run.
+TEST(Pytest, ATestThatFailsOnlyWhenForkedIsConfirmedFresh) {
+  Workdir dir;
+  dir.write("test_import_state.py",
+            "import os\n"
+            "IMPORTED_BY = os.getpid()\n"
+            "def test_runs_where_it_was_imported():\n"
+            "    assert os.getpid() == IMPORTED_BY\n"
+            "def test_really_fails():\n"
+            "    assert 1 == 2\n"
+            "def test_passes():\n"
+            "    pass\n");
+  // The default mode of a pytest source is the fork server.
+  dir.write("ranktest.toml", "[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+                             "paths = [\".\"]\n");
+  const auto run = run_ranktest(dir, {"run", "--junit", "junit.xml"});
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  EXPECT_EQ(run.last_out_line(), "ranktest: 2 passed, 1 failed, 0 skipped") << run.out;
+  const auto finished = run.finished();
+  const auto& import_state = finished.at("test_import_state.py::test_runs_where_it_was_imported");
+  EXPECT_EQ(import_state["result"]["outcome"], "passed");
+  EXPECT_EQ(import_state["fork_only"], true);
+  EXPECT_EQ(import_state["attempt"], 2);
+  EXPECT_EQ(finished.at("test_import_state.py::test_passes")["attempt"], 1) << "never run twice";
+  EXPECT_EQ(finished.at("test_import_state.py::test_passes")["forked"], true);
+  EXPECT_EQ(finished.at("test_import_state.py::test_really_fails")["result"]["outcome"], "failed");
+  EXPECT_EQ(finished.at("test_import_state.py::test_really_fails")["forked"], false);
+  EXPECT_NE(run.out.find("1 test failed only when forked from a fork server"), std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("runs again as a fresh process"), std::string::npos) << run.out;
+  const auto end = run.events().back();
+  EXPECT_EQ(end["counts"]["fork_only"], 1) << end.dump(2);
+  // Said as plain mode would: no such confirmation there.
+  dir.write("ranktest.toml", "[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+                             "paths = [\".\"]\nmode = \"plain\"\n");
+  const auto plain = run_ranktest(dir, {"run"});
+  EXPECT_EQ(plain.last_out_line(), "ranktest: 2 passed, 1 failed, 0 skipped") << plain.out;
+  EXPECT_EQ(plain.out.find("forked"), std::string::npos) << plain.out;
+}
+
 // The collection is cached, and collected again as soon as a file changes:
 // a test added to a file is never missed.
 TEST(Pytest, TheCachedCollectionFollowsTheFiles) {

@@ -3,6 +3,7 @@
 
 #include "process/port_probe.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <deque>
@@ -217,6 +218,50 @@ TEST(Scheduler, FailedTestsAreRetriedAndOnlyTheLastAttemptCounts) {
   EXPECT_EQ(fast.seen["T.0"], (Seen{{1, true}, {2, false}}));
   EXPECT_EQ(stopped.cancel, CancelReason::fail_fast);
   EXPECT_EQ(fast.not_run, std::vector<std::string>{"T.1"});
+}
+
+// A test that fails when forked from a fork server runs again as a fresh
+// process before its failure is reported; that attempt is not a retry. If
+// it passes fresh, it fails only when forked; if not, its retries (fresh
+// too) follow as usual.
+TEST(Scheduler, AForkedFailureIsConfirmedInAFreshProcess) {
+  auto plan = make_plan(3);
+  settings_of(plan[1]).retries = 1;
+  // T.0 fails forked, passes fresh. T.1 fails forked and fresh, then passes
+  // on its retry. T.2 passes forked.
+  class Forked : public FakeRunner {
+   public:
+    using FakeRunner::FakeRunner;
+    RunnerWakeup wait(std::optional<std::chrono::steady_clock::time_point> wake_by) override {
+      auto wakeup = FakeRunner::wait(wake_by);
+      for (auto& finished : wakeup.finished) {
+        const auto& a = finished.assignment;
+        finished.forked = !a.fresh_process;
+        const bool passes = a.test_index == 2 || (a.test_index == 0 && a.fresh_process) ||
+                            (a.test_index == 1 && a.attempt == 3);
+        finished.result.outcome = passes ? Outcome::passed : Outcome::failed;
+      }
+      return wakeup;
+    }
+  };
+  struct Attempts : ScheduleObserver {
+    void test_started(const select::PlannedTest&, const Assignment&) override {}
+    void test_finished(const select::PlannedTest& test, const Finished& finished) override {
+      seen[test.test->name].push_back(fmt::format(
+          "{}{}{}{}", finished.assignment.attempt, finished.assignment.fresh_process ? " fresh" : "",
+          finished.retrying ? " retrying" : "", finished.fork_only ? " fork-only" : ""));
+    }
+    void test_not_run(const select::PlannedTest&, const std::string&) override {}
+    void test_slow(const select::PlannedTest&, const SlowNotice&) override {}
+    std::map<std::string, std::vector<std::string>> seen;
+  } attempts;
+  Forked runner(plan, {}, 11);
+  auto pool = make_pool(2);
+  run_schedule(plan, {false}, pool, runner, attempts);
+  using Seen = std::vector<std::string>;
+  EXPECT_EQ(attempts.seen["T.0"], (Seen{"1 retrying", "2 fresh fork-only"}));
+  EXPECT_EQ(attempts.seen["T.1"], (Seen{"1 retrying", "2 fresh retrying", "3 fresh"}));
+  EXPECT_EQ(attempts.seen["T.2"], (Seen{"1"}));
 }
 
 TEST(Scheduler, FillsEverySlotWhenTestsAreSmall) {
