@@ -256,12 +256,8 @@ def pytest_runtestloop(session):
 
 
 def _serve(session):
-    """One JSON line per request on stdin:
-        {"nodeid": ..., "env": {...}, "log": path, "cwd": path, "pgid": 0 or N,
-         "cgroups": [cgroup.procs paths]}
-    and one reply per request on fd 3: {"pid": N} (the test's process, the
-    runner's own child, which the runner reaps) or {"refused": why}. First
-    of all: {"ready": true, "guard": null or why}."""
+    """Serves ranktest's fork-server protocol (docs/fork-server.md): JSON
+    requests on stdin, one reply each on fd 3, {"ready": ...} first."""
     replies = os.fdopen(3, "w", buffering=1)
     items = {item.nodeid: item for item in session.items}
 

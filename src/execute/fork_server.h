@@ -2,9 +2,10 @@
 // process per test on request. For pytest, pytest with ranktest's plugin in
 // server mode, which collects first; for a gtest binary, the binary itself
 // with libranktest-forkserver.so preloaded, which serves after the
-// binary's static initialisation instead of calling main. Each test process is an orphan by the time the server
-// answers (its intermediate parent exited), so it is this runner's child
-// (the runner is a child subreaper) and is supervised like any rank.
+// binary's static initialisation instead of calling main. Each test process
+// is cloned as this runner's own child (CLONE_PARENT, libranktest-forkserver's
+// ranktest_fork_as_sibling), so the runner reaps it and supervises it like
+// any rank. The protocol: docs/fork-server.md.
 #pragma once
 
 #include <sys/types.h>

@@ -12,17 +12,10 @@
 // in plain mode, without paying exec, dynamic linking and static
 // initialisation per test.
 //
-// The protocol is the pytest plugin's fork server's (see
-// python/ranktest_pytest/plugin.py): JSON lines on stdin, one reply per line
-// on fd 3, {"ready": true, "guard": null | why} first. Requests:
-//   {"argv_hex": [...], "env_hex": ["NAME=value", ...], "log": path,
-//    "cwd": path, "pgid": 0 | N, "cgroups": [cgroup.procs paths],
-//    "exit": "fast" | "full"}
-// (argv and environment hex-encoded, byte for byte: they need not be UTF-8).
-// Replies: {"pid": N} (the runner's own child: cloned with CLONE_PARENT) or
-// {"refused": why}. The guard refuses to fork while the
-// process runs more than one thread or holds an accelerator device open:
-// a forked child would inherit locks held by threads it does not have, or
+// The protocol is the pytest plugin's fork server's, written down once in
+// docs/fork-server.md: JSON requests on stdin, one reply each on fd 3. The
+// guard refuses to fork while the process runs more than one thread or
+// holds an accelerator device open: a forked child would inherit locks held by threads it does not have, or
 // a device context that cannot survive a fork.
 //
 // Without RANKTEST_FORK_SERVER the library does nothing: `main` runs.

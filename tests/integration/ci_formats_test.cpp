@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
+#include <map>
 #include <sstream>
 
 #include "harness.h"
@@ -108,10 +110,13 @@ TEST(CiFormats, TraceShowsEachTestOnItsSlotsAndDevices) {
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
   const auto trace = nlohmann::json::parse(read_file(dir.path() / "trace.json"));
   std::size_t slot_bars = 0, device_bars = 0;
+  // Bars of one lane (a slot, a device) never overlap: nothing was shared.
+  std::map<std::pair<int, int>, std::vector<std::pair<long long, long long>>> lanes;
   for (const auto& event : trace["traceEvents"]) {
     if (event["ph"] != "X") continue;
     EXPECT_GT(event["dur"].get<long long>(), 0);
-    EXPECT_GE(event["ts"].get<long long>(), 0);
+    lanes[{event["pid"].get<int>(), event["tid"].get<int>()}].emplace_back(
+        event["ts"].get<long long>(), event["dur"].get<long long>());
     EXPECT_EQ(event["args"]["outcome"], "passed");
     if (event["pid"] == 1) {
       ++slot_bars;
@@ -122,6 +127,12 @@ TEST(CiFormats, TraceShowsEachTestOnItsSlotsAndDevices) {
   }
   EXPECT_EQ(slot_bars, 8u);    // 4 tests x 2 ranks' slots
   EXPECT_EQ(device_bars, 8u);  // 4 tests x 2 devices
+  for (auto& [lane, bars] : lanes) {
+    std::sort(bars.begin(), bars.end());
+    for (std::size_t i = 1; i < bars.size(); ++i)
+      EXPECT_GE(bars[i].first, bars[i - 1].first + bars[i - 1].second)
+          << "lane " << lane.first << "/" << lane.second << " holds two tests at once";
+  }
   const auto rebuilt = run_ranktest(dir, {"report", run.run_dir().string(), "--trace", "again.json"});
   EXPECT_EQ(nlohmann::json::parse(read_file(dir.path() / "again.json")), trace);
 }
