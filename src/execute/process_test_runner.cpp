@@ -230,8 +230,11 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
       command.argv.insert(command.argv.begin(),
                           {options_.audit_helper.string(), audit_path.string()});
     }
-    running->ranks.push_back(Rank{rank, process::ChildProcess::elsewhere(), log_path,
-                                  report_path, audit_path, {}, {}, false, 0, {}});
+    running->ranks.push_back(Rank{.rank = rank,
+                                  .child = process::ChildProcess::elsewhere(),
+                                  .log_path = log_path,
+                                  .report_path = report_path,
+                                  .audit_path = audit_path});
     commands.push_back(std::move(command));
   }
   if (test.settings->launcher != Launcher::local) {

@@ -68,16 +68,16 @@ class ProcessTestRunner final : public schedule::TestRunner {
     std::filesystem::path log_path;     // empty when output is not captured
     std::filesystem::path report_path;  // gtest's JSON report
     std::filesystem::path audit_path;   // ranktest-audit's report; empty: not audited
-    Clock::time_point ended;            // set once reaped
-    std::optional<RankResult> result;   // set once reaped
+    Clock::time_point ended{};           // set once reaped
+    std::optional<RankResult> result{};  // set once reaped
     bool stopped = false;  // still running when another rank's failure stopped it
     // Started by a launcher: the test's pid on its node, once ranktest-rank
     // said it started; what it left running there.
     int remote_pid = 0;
-    std::vector<int> remote_left_behind;
+    std::vector<int> remote_left_behind{};
     // The fork server whose teardown this rank's full exit probes; empty
     // for every other rank.
-    std::string exit_probe_of;
+    std::string exit_probe_of{};
   };
 
   // A debugger taking the stacks of one process of a hung test.
