@@ -1,0 +1,40 @@
+// Outcome conformance on real suites nobody here wrote: every test of
+// numpy's installed suites and of torch's ATen/c10 test binaries gets, from
+// ranktest (fork server and plain), the outcome the framework itself gives
+// it, test by test. tests/conformance/run.sh does the work and names every
+// difference; a workload whose suite is not installed says SKIP.
+#include <gtest/gtest.h>
+
+#include <iostream>
+
+#include "harness.h"
+
+namespace ranktest::testing {
+namespace {
+
+class Conformance : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Conformance, EveryTestEndsAsTheFrameworkSays) {
+  Workdir dir;
+  std::string output;
+  const int status = shell("bash " RANKTEST_SOURCE_DIR "/tests/conformance/run.sh " RANKTEST_BINARY
+                           " " + dir.path().string() + " " + GetParam(),
+                           &output);
+  // What it printed, whatever happened: counts, timings, differences.
+  std::cout << output;
+  if (output.rfind("SKIP:", 0) == 0) GTEST_SKIP() << output;
+  EXPECT_EQ(status, 0) << output;
+}
+
+INSTANTIATE_TEST_SUITE_P(Workloads, Conformance,
+                         ::testing::Values("numpy-fork", "numpy-plain", "torch-fork",
+                                           "torch-plain"),
+                         [](const auto& info) {
+                           std::string name;
+                           for (const char c : info.param)
+                             if (c != '-') name += c;
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace ranktest::testing
