@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Real suites nobody here wrote, each against its reference measured in the
+# same run (docs/benchmarks.md, "Real suites"):
+#   torch   the ATen/c10 gtest binaries of Debian's libtorch-test: each binary
+#           run in-process one after another, against ranktest -j2 with every
+#           test isolated in a forked process (mode = "fork-server"); and
+#           ranktest's listing of them, cold and again with nothing changed.
+#   numpy   numpy's installed linalg and lib tests (python3-numpy): pytest -n 2
+#           (xdist, no isolation), against ranktest -j2 with the default fork
+#           server and, for linalg, plain mode (a fresh interpreter per test).
+# A suite that is not installed is skipped with a line saying so.
+# Usage: bench/real_suites.sh [torch|numpy|all]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what=${1:-all}
+ranktest=$PWD/build/ranktest
+[[ -x $ranktest ]] || { echo "bench: build first (scripts/build.sh)" >&2; exit 2; }
+python=/usr/bin/python3
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+
+seconds() {  # seconds COMMAND...: wall time of the command, its output dropped
+  local start end
+  start=$(date +%s.%N)
+  "$@" >/dev/null 2>&1 || true
+  end=$(date +%s.%N)
+  echo "$end - $start" | bc
+}
+ratio() { echo "scale=2; $1 / $2" | bc; }
+
+torch_binaries() {
+  # Every gtest binary of the package: not the benchmark, and not the ones
+  # that register no test.
+  for binary in /usr/lib/libtorch-test/*; do
+    [[ $binary == *benchmark* ]] && continue
+    "$binary" --gtest_list_tests 2>/dev/null | grep -q '^  ' && echo "$binary"
+  done
+}
+
+if [[ $what == torch || $what == all ]]; then
+  if [[ ! -d /usr/lib/libtorch-test ]]; then
+    echo "torch: SKIP (libtorch-test is not installed: apt-get install libtorch-test)"
+  else
+    mapfile -t binaries < <(torch_binaries)
+    folder=$scratch/torch
+    mkdir -p "$folder"
+    {
+      echo '[[source]]'
+      printf 'paths = ['
+      printf '"%s", ' "${binaries[@]}"
+      echo ']'
+      echo 'mode = "fork-server"'
+    } > "$folder/ranktest.toml"
+    in_process=$(seconds bash -c 'for b in "$@"; do "$b"; done' _ "${binaries[@]}")
+    cold=$(seconds "$ranktest" list --config "$folder/ranktest.toml")
+    warm=$(seconds "$ranktest" list --config "$folder/ranktest.toml")
+    run=$(seconds "$ranktest" run -j2 --config "$folder/ranktest.toml" --status-level none)
+    tests=$("$ranktest" list --config "$folder/ranktest.toml" | tail -1)
+    echo "torch: ${#binaries[@]} binaries, $tests"
+    echo "torch: in-process, one binary after another: ${in_process} s"
+    echo "torch: ranktest -j2 fork server, every test isolated: ${run} s = $(ratio "$run" "$in_process")x in-process (goal <= 2x)"
+    echo "torch: listing cold ${cold} s, again unchanged ${warm} s (goal <= 3 s)"
+  fi
+fi
+
+numpy_run() {  # numpy_run NAME FOLDER
+  local name=$1 tests=$2 folder=$scratch/numpy-$1
+  mkdir -p "$folder"
+  printf '[[source]]\nkind = "pytest"\npython = "%s"\npaths = ["%s"]\n' "$python" "$tests" \
+    > "$folder/ranktest.toml"
+  "$ranktest" list --config "$folder/ranktest.toml" >/dev/null 2>&1 || true  # collection cached
+  local xdist fork
+  xdist=$(seconds "$python" -m pytest -q -n 2 -p no:cacheprovider "$tests")
+  fork=$(seconds "$ranktest" run -j2 --config "$folder/ranktest.toml" --status-level none)
+  echo "numpy $name: pytest -n 2 ${xdist} s; ranktest fork server ${fork} s = $(ratio "$fork" "$xdist")x xdist (goal <= 1.0x)"
+  if [[ $name == linalg ]]; then
+    printf 'mode = "plain"\n' >> "$folder/ranktest.toml"
+    local plain
+    plain=$(seconds "$ranktest" run -j2 --config "$folder/ranktest.toml" --status-level none)
+    echo "numpy $name: ranktest plain ${plain} s = $(ratio "$plain" "$xdist")x xdist"
+  fi
+}
+
+if [[ $what == numpy || $what == all ]]; then
+  numpy=/usr/lib/python3/dist-packages/numpy
+  if [[ ! -d $numpy/linalg/tests ]] || ! "$python" -c 'import xdist' 2>/dev/null; then
+    echo "numpy: SKIP (needs python3-numpy and python3-pytest-xdist)"
+  else
+    numpy_run linalg "$numpy/linalg/tests"
+    numpy_run lib "$numpy/lib/tests"
+  fi
+fi
