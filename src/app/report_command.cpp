@@ -134,6 +134,7 @@ int merge_command(const CommandLine& cli, const std::vector<std::filesystem::pat
                        dispatcher.dispatch(e);
                      },
                      [&](events::TestSlow& e) { dispatcher.dispatch(e); },
+                     [&](events::RunWarning& e) { dispatcher.dispatch(e); },
                      [&](events::TestFinished& e) {
                        shift(e.placement);
                        counts.add(e, merged.flaky_fails);

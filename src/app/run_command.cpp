@@ -211,12 +211,13 @@ int run_command(const CommandLine& cli) {
     return std::any_of(plan.to_run.begin(), plan.to_run.end(),
                        [&](const auto& test) { return ((*test.settings).*member).has_value(); });
   };
+  std::vector<std::string> warnings;
   if (wants(&select::ResolvedSettings::max_processes) && !cgroups->limits_processes())
-    fmt::print(stderr, "ranktest: warning: max-processes is not enforced: no writable pids "
-                       "controller here ({})\n", cgroups->description());
+    warnings.push_back(fmt::format("max-processes is not enforced: no writable pids "
+                                   "controller here ({})", cgroups->description()));
   if (wants(&select::ResolvedSettings::max_memory) && !cgroups->limits_memory())
-    fmt::print(stderr, "ranktest: warning: max-memory is not enforced: no writable memory "
-                       "controller here ({})\n", cgroups->description());
+    warnings.push_back(fmt::format("max-memory is not enforced: no writable memory "
+                                   "controller here ({})", cgroups->description()));
 
   dispatcher.dispatch(events::RunStarted{
       folder->run_id(), started, folder->path().string(), plan.to_run.size(),
@@ -227,6 +228,11 @@ int run_command(const CommandLine& cli) {
         return planned;
       }(),
       config.flaky_fails});
+  // Warnings are events: in the journal, so `ranktest report` says them too.
+  const auto warn = [&](const std::string& message) {
+    dispatcher.dispatch(events::RunWarning{folder->run_id(), Clock::now(), message});
+  };
+  for (const auto& warning : warnings) warn(warning);
   RunRecorder recorder(folder->run_id(), dispatcher, config.flaky_fails);
   for (const auto* test : plan.to_skip) recorder.test_skipped(*test);
   for (const auto& entry : plan.cannot_run) recorder.test_cannot_run(entry);
@@ -237,8 +243,7 @@ int run_command(const CommandLine& cli) {
   schedule::ScheduleResult schedule;
   {
     process::PortLocks port_locks;
-    if (!port_locks.problem().empty())
-      fmt::print(stderr, "ranktest: warning: {}\n", port_locks.problem());
+    if (!port_locks.problem().empty()) warn(port_locks.problem());
     execute::ProcessTestRunner runner(
         *folder, signals,
         execute::RunnerOptions{config.grace_period, !cli.no_capture,
@@ -246,7 +251,8 @@ int run_command(const CommandLine& cli) {
                                config.suspicious_output, execute::audit_helper_path(),
                                all_hints(config),
                                cgroups->available() ? cgroups.get() : nullptr,
-                               config.mpirun, config.slurm, execute::rank_helper_path()});
+                               config.mpirun, config.slurm, execute::rank_helper_path(),
+                               warn});
     schedule::ResourcePool resources(
         config.jobs, inventory,
         schedule::PortPool(

@@ -110,6 +110,7 @@ std::variant<StoredRun, Failure> load_stored_run(const std::filesystem::path& ru
                      last = e.time;
                    },
                    [&](events::TestSlow&) {},
+                   [&](events::RunWarning&) {},
                    [&](events::TestFinished& e) {
                      rebase_paths(e.result, recorded, started.run_dir);
                      seen.insert(e.test.id);

@@ -133,6 +133,7 @@ Json result_json(const TestResult& result) {
 std::string_view kind_name(const Event& event) {
   return std::visit(
       Overloaded{[](const RunStarted&) { return "run-started"; },
+                 [](const RunWarning&) { return "run-warning"; },
                  [](const TestStarted&) { return "test-started"; },
                  [](const TestSlow&) { return "test-slow"; },
                  [](const TestFinished&) { return "test-finished"; },
@@ -160,6 +161,10 @@ Json to_json(const Event& event) {
                        for (const auto& test : e.planned) planned.push_back(test_json(test));
                        return planned;
                      }()}};
+          },
+          [](const RunWarning& e) -> Json {
+            return {{"run_id", e.run_id}, {"time", format_time(e.time)},
+                    {"message", utf8(e.message)}};
           },
           [](const TestStarted& e) -> Json {
             return {{"run_id", e.run_id},

@@ -53,6 +53,16 @@ struct Placement {
   int port = 0;  // MASTER_PORT; 0 when none
 };
 
+// Something a person should know about the run that is no test's verdict:
+// a fork server that cannot fork, a limit that is not enforced here, port
+// locks not shared with other users. In the journal, so `ranktest report`
+// says it again.
+struct RunWarning {
+  std::string run_id;
+  TimePoint time;
+  std::string message;
+};
+
 struct TestStarted {
   std::string run_id;
   TimePoint time;
@@ -117,7 +127,8 @@ struct RunFinished {
   int exit_code = 0;
 };
 
-using Event = std::variant<RunStarted, TestStarted, TestSlow, TestFinished, RunFinished>;
+using Event =
+    std::variant<RunStarted, RunWarning, TestStarted, TestSlow, TestFinished, RunFinished>;
 
 // "2026-12-02T14:03:12.345Z"
 std::string format_time(TimePoint time);

@@ -147,6 +147,7 @@ std::optional<Event> event_from_json(const nlohmann::json& json) {
                        static_cast<int>(number(json, "attempt", 1)),
                        placement_of(json.value("placement", Json()))};
   }
+  if (kind == "run-warning") return RunWarning{run_id, time, text(json, "message")};
   if (kind == "test-slow") {
     return TestSlow{run_id, time, test_of(json.value("test", Json())),
                     static_cast<int>(number(json, "attempt", 1)),

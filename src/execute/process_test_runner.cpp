@@ -314,10 +314,9 @@ void ProcessTestRunner::give_up_fork_server(const TestSource& source, const std:
   const auto key = ForkServer::key(source);
   if (!no_fork_server_.insert(key).second) return;
   fork_servers_.erase(key);
-  fmt::print(stderr,
-             "ranktest: warning: the fork server of {} cannot fork tests: {}; running its "
-             "tests in plain mode (a fresh process each)\n",
-             source.label, why);
+  options_.warn(fmt::format("the fork server of {} cannot fork tests: {}; running its "
+                            "tests in plain mode (a fresh process each)",
+                            source.label, why));
 }
 
 std::optional<int> ProcessTestRunner::pause_until(std::chrono::steady_clock::time_point until) {
@@ -819,11 +818,11 @@ void ProcessTestRunner::judge_exit_probe(const RunningTest& running, const Rank&
   it->second->set_exit_probe(!agrees ? ExitProbe::untried
                                      : *agrees ? ExitProbe::fast : ExitProbe::full);
   if (agrees == false)
-    fmt::print(stderr,
-               "ranktest: note: {}'s exit-time teardown changes how a test ends ({}: {}); its "
-               "forked tests exit fully, as a fresh process would (fork-exit = \"full\")\n",
-               running.test->test->source->label, running.test->test->name,
-               rank.result ? rank.result->reason : std::string("?"));
+    options_.warn(fmt::format(
+        "{}'s exit-time teardown changes how a test ends ({}: {}); its forked tests exit "
+        "fully, as a fresh process would (fork-exit = \"full\")",
+        running.test->test->source->label, running.test->test->name,
+        rank.result ? rank.result->reason : std::string("?")));
 }
 
 // A test that hangs after a process it started failed (a worker that died,

@@ -44,6 +44,9 @@ struct RunnerOptions {
   config::LauncherConfig mpirun;
   config::LauncherConfig slurm;
   std::filesystem::path rank_helper;
+  // Where the runner's warnings go (a RunWarning event): a fork server that
+  // cannot serve, a binary whose teardown matters.
+  std::function<void(const std::string&)> warn;
 };
 
 class ProcessTestRunner final : public schedule::TestRunner {

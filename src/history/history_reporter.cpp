@@ -18,6 +18,7 @@ void HistoryReporter::report(const events::Event& event) {
   std::visit(Overloaded{
                  [&](const events::RunStarted& e) { check(db_->record_run_started(e, context_)); },
                  [](const events::TestStarted&) {}, [](const events::TestSlow&) {},
+                 [](const events::RunWarning&) {},
                  [&](const events::TestFinished& e) { check(db_->record_attempt(e, context_)); },
                  [&](const events::RunFinished& e) { check(db_->record_run_finished(e)); }},
              event);

@@ -74,6 +74,10 @@ void GithubReporter::report(const events::Event& event) {
       Overloaded{
           [](const events::RunStarted&) {}, [](const events::TestStarted&) {},
           [](const events::TestSlow&) {},
+          [this](const events::RunWarning& e) {
+            fmt::print(out_, "::warning title=ranktest::{}\n", github_escape_data(e.message));
+            std::fflush(out_);
+          },
           [this](const events::TestFinished& e) {
             const auto& result = e.result;
             if (e.retrying) return;  // the verdict comes with the last attempt

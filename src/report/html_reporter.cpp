@@ -81,7 +81,7 @@ void HtmlReporter::report(const events::Event& event) {
           [this](const events::TestStarted& e) {
             started_[{e.test.id, e.attempt}] = events::format_time(e.time);
           },
-          [](const events::TestSlow&) {},
+          [](const events::TestSlow&) {}, [](const events::RunWarning&) {},
           [this, &event](const events::TestFinished& e) {
             nlohmann::ordered_json test;
             const auto started = started_.find({e.test.id, e.attempt});

@@ -177,6 +177,7 @@ void JunitReporter::report(const events::Event& event) {
 void JunitReporter::on(const events::RunStarted& event) { started_ = event.time; }
 void JunitReporter::on(const events::TestStarted&) {}
 void JunitReporter::on(const events::TestSlow&) {}
+void JunitReporter::on(const events::RunWarning&) {}
 void JunitReporter::on(const events::TestFinished& event) {
   results_.push_back(event);
 }

@@ -20,6 +20,7 @@ class JunitReporter final : public events::Reporter {
   void on(const events::RunStarted& event);
   void on(const events::TestStarted& event);
   void on(const events::TestSlow& event);
+  void on(const events::RunWarning& event);
   void on(const events::TestFinished& event);
   void on(const events::RunFinished& event);
 

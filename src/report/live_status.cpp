@@ -166,7 +166,7 @@ void LiveStatus::end_output(const events::Event& event, std::unique_lock<std::mu
             }
             running_[{e.test.id, e.attempt}] = now;
           },
-          [](const events::TestSlow&) {},
+          [](const events::TestSlow&) {}, [](const events::RunWarning&) {},
           [&](const events::TestFinished& e) {
             running_.erase({e.test.id, e.attempt});
             // Skipped, never started, or to be retried: not (yet) in the count.

@@ -172,6 +172,13 @@ void TerminalReporter::on(const events::RunStarted& event) {
 
 void TerminalReporter::on(const events::TestStarted&) {}
 
+// Said where it happens, on standard error as every warning, and again by
+// `report`.
+void TerminalReporter::on(const events::RunWarning& event) {
+  std::fflush(out_);
+  fmt::print(stderr, "ranktest: warning: {}\n", shown(event.message));
+}
+
 // A note, not a verdict: the test keeps running until its timeout.
 void TerminalReporter::on(const events::TestSlow& event) {
   if (options_.status_level < StatusLevel::slow) return;

@@ -55,6 +55,7 @@ class TerminalReporter final : public events::Reporter {
   void on(const events::RunStarted& event);
   void on(const events::TestStarted& event);
   void on(const events::TestSlow& event);
+  void on(const events::RunWarning& event);
   void on(const events::TestFinished& event);
   void on(const events::RunFinished& event);
   void print_failure_block(const events::TestFinished& event);

@@ -50,7 +50,7 @@ void TraceReporter::report(const events::Event& event) {
                                  {"tid", slot}, {"args", {{"name", "slot " + std::to_string(slot)}}}});
           },
           [this](const events::TestStarted& e) { started_[{e.test.id, e.attempt}] = e.time; },
-          [](const events::TestSlow&) {},
+          [](const events::TestSlow&) {}, [](const events::RunWarning&) {},
           [this](const events::TestFinished& e) {
             const auto it = started_.find({e.test.id, e.attempt});
             if (e.attempt == 0 || it == started_.end()) return;  // never ran

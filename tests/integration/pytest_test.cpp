@@ -122,6 +122,12 @@ TEST(Pytest, AForkServerWithThreadsFallsBackToPlainAndSaysWhy) {
       << run.err;
   EXPECT_NE(run.err.find("running its tests in plain mode"), std::string::npos) << run.err;
   EXPECT_EQ(run.last_out_line(), "ranktest: 1 passed, 0 failed, 0 skipped");
+  // The warning is an event: the report of the run says it again.
+  const auto report = run_ranktest(dir, {"report", run.run_dir().string()});
+  EXPECT_NE(report.err.find("ranktest: warning: the fork server of"), std::string::npos)
+      << report.err;
+  EXPECT_NE(report.err.find("cannot fork tests: it runs 2 threads"), std::string::npos)
+      << report.err;
 }
 
 // A forked test is ranktest's own child in a group of its own, with
