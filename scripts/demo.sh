@@ -4,6 +4,6 @@
 # so this exits 1 after printing the report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-scripts/build.sh
+scripts/install-deps.sh demo
+scripts/build.sh -DRANKTEST_BUILD_TESTS=OFF -DRANKTEST_BUILD_BENCHMARKS=OFF
 exec build/ranktest run --config examples/ranktest.toml "$@"

@@ -1,25 +1,35 @@
 #!/usr/bin/env bash
-# Installs what ranktest needs to build and test, from Debian 12's packages.
-# Idempotent: installs only what is missing. Needs root (or sudo).
+# Installs what ranktest needs, from Debian 12's packages. Idempotent:
+# installs only what is missing. Needs root (or sudo).
+#   scripts/install-deps.sh demo   what the build and the example suite need
+#   scripts/install-deps.sh        that, and what ranktest's own tests and
+#                                  benchmarks need besides
 set -euo pipefail
 
 packages=(
   g++ cmake make pkg-config
   libcli11-dev libfmt-dev libtomlplusplus-dev nlohmann-json3-dev libpugixml-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev
   libsqlite3-dev  # the history database
   libgloo-dev     # the multi-rank examples run real collectives on Gloo
-  libxml2-utils   # xmllint: the tests validate the JUnit report with it
   gdb             # stacks of hung tests, taken at the timeout
   python3 python3-pytest  # pytest suites (ranktest's plugin needs nothing else)
   python3-torch   # the distributed pytest examples: PyTorch on CPU with gloo
-  python3-pytest-xdist    # bench/: the pytest comparison runs pytest -n 2
-  python3-jsonschema      # a test validates emitted events against docs/events.schema.json
-  chromium        # a test opens the HTML report in headless Chromium
-  bc              # bench/ scripts compute their ratios with it
-  openmpi-bin     # launcher = "mpirun": the tests start ranks with mpirun
-  slurm-wlm munge # launcher = "slurm": the tests start a single-node cluster (tests/slurm/)
 )
+if [ "${1:-all}" != demo ]; then
+  packages+=(
+    libbenchmark-dev        # bench/: the micro-benchmarks
+    libxml2-utils           # xmllint: the tests validate the JUnit report with it
+    python3-pytest-xdist    # bench/: the pytest comparison runs pytest -n 2
+    python3-jsonschema      # a test validates emitted events against docs/events.schema.json
+    chromium                # a test opens the HTML report in headless Chromium
+    bc                      # bench/ scripts compute their ratios with it
+    openmpi-bin             # launcher = "mpirun": the tests start ranks with mpirun
+    slurm-wlm munge         # launcher = "slurm": the tests start a single-node cluster
+    python3-numpy python3-hypothesis  # the conformance check runs numpy's own tests
+    libtorch-test           # the conformance check runs torch's ATen/c10 test binaries
+  )
+fi
 
 missing=()
 for package in "${packages[@]}"; do

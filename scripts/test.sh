@@ -5,5 +5,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-scripts/build.sh
+scripts/build.sh -DRANKTEST_BUILD_TESTS=ON -DRANKTEST_BUILD_BENCHMARKS=ON
 exec build/ranktest run --config tests/ranktest.toml "$@"
