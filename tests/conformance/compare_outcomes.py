@@ -7,10 +7,15 @@
         (its events.jsonl). Prints one line of counts and one line per
         difference:
             DIFF <test id>: reference <x>, ranktest <y> (<ranktest's reason>)
-        and exits 1 if there is any. With --partition, reference tests
-        outside that share (ranktest's FNV-1a hash of the test id, as
-        `ranktest run --partition hash:K/N` picks them) are left out; a test
-        ranktest ran although outside it is a difference.
+        and exits 1 if there is any (or the run has no run-finished event).
+        A test that ranktest ran again as a fresh process because it did not
+        pass when forked is a difference even if the fresh run agrees
+        ("ranktest failed when forked, passed as a fresh process"), unless
+        --allow-fork-only: the fork server did not conform. With
+        --partition, reference tests outside that share (ranktest's FNV-1a
+        hash of the test id, as `ranktest run --partition hash:K/N` picks
+        them) are left out; a test ranktest ran although outside it is a
+        difference.
 
     compare_outcomes.py gtest-reference --out REFERENCE.json [-j N] BINARY...
         Runs each GoogleTest binary itself, in one process, with
@@ -18,8 +23,8 @@
         failed or skipped (labels are file names, as ranktest's). A binary
         whose in-process run does not end properly (killed by a signal, an
         exit code other than 0 or 1, a timeout, or no JSON) is listed
-        (--gtest_list_tests) and rerun one test at a time (--gtest_filter=<that test>):
-        each test then gets the outcome of its own run, and a test whose own
+        (--gtest_list_tests) and rerun one test at a time
+        (--gtest_filter=<that test>): each test then gets the outcome of its own run, and a test whose own
         run crashes or ends without a report is "failed". A crash thus costs
         only that binary a second, per-test pass, and never turns the tests
         after the crashing one into differences. --binaries-out FILE writes
@@ -86,9 +91,12 @@ def parse_partition(text):
 
 
 def read_run(run_dir):
-    """Test id -> (outcome, reason) of its last attempt, from events.jsonl."""
+    """Test id -> (outcome, reason, forked) of its last attempt, and test id ->
+    (outcome, reason) of the attempt a fork server forked before it, for the
+    tests ranktest ran again as a fresh process because they did not pass
+    forked (fork_only and its kin), from events.jsonl."""
     path = os.path.join(run_dir, "events.jsonl")
-    results = {}
+    results, forked_before, retried = {}, {}, {}
     finished = False
     with open(path, encoding="utf-8") as events:
         for line in events:
@@ -96,13 +104,22 @@ def read_run(run_dir):
             if not line:
                 continue
             event = json.loads(line)
-            if event.get("event") == "test-finished" and not event.get("retrying"):
+            if event.get("event") == "test-finished":
                 result = event.get("result") or {}
-                results[event["test"]["id"]] = (result.get("outcome", "?"),
-                                                result.get("reason", ""))
+                test_id = event["test"]["id"]
+                entry = (result.get("outcome", "?"), result.get("reason", ""))
+                if event.get("retrying"):
+                    if event.get("forked"):
+                        retried[test_id] = entry
+                    continue
+                results[test_id] = entry
+                # A fresh run after a forked attempt that did not pass
+                # (ranktest's confirmation): the forked attempt differs.
+                if test_id in retried and not event.get("forked"):
+                    forked_before[test_id] = retried[test_id]
             elif event.get("event") == "run-finished":
                 finished = True
-    return results, finished
+    return results, forked_before, finished
 
 
 def one_line(text, limit=300):
@@ -113,7 +130,7 @@ def one_line(text, limit=300):
 def compare(args):
     with open(args.reference, encoding="utf-8") as file:
         reference = json.load(file)
-    results, finished = read_run(args.run_dir)
+    results, forked_before, finished = read_run(args.run_dir)
     member = parse_partition(args.partition) if args.partition else (lambda test_id: True)
     wanted = {test_id: outcome for test_id, outcome in reference.items() if member(test_id)}
     differences = []
@@ -129,19 +146,27 @@ def compare(args):
             expected = "(outside the partition)" if test_id in reference else "(absent)"
         if got is None:
             got, reason = "(absent)", "not in the run"
-        if expected == got:
+        if test_id in forked_before and not args.allow_fork_only:
+            # ranktest's final word may agree, but its fork server did not.
+            forked_outcome, forked_reason = forked_before[test_id]
+            differences.append((test_id, expected, "%s when forked, %s as a fresh process" % (
+                ranktest_category(forked_outcome, forked_reason), got),
+                "forked: %s" % forked_reason))
+        elif expected == got:
             agree[got] += 1
         else:
             differences.append((test_id, expected, got, reason))
     compared = len(set(wanted) & set(results))
     summary = ", ".join("%d %s" % (count, name) for name, count in sorted(agree.items()))
     print("conformance: %d tests compared (reference %d%s, ranktest %d): %d agree (%s), "
-          "%d differ%s" % (compared, len(wanted),
-                           " in %s of %d" % (args.partition, len(reference)) if args.partition
-                           else "",
-                           len(results), sum(agree.values()), summary or "none",
-                           len(differences),
-                           "" if finished else "; the run has no run-finished event"))
+          "%d differ%s%s" % (compared, len(wanted),
+                             " in %s of %d" % (args.partition, len(reference))
+                             if args.partition else "",
+                             len(results), sum(agree.values()), summary or "none",
+                             len(differences),
+                             "; %d ran again as a fresh process after failing forked"
+                             % len(forked_before) if forked_before else "",
+                             "" if finished else "; the run has no run-finished event"))
     for test_id, expected, got, reason in differences:
         print("DIFF %s: reference %s, ranktest %s (%s)" % (test_id, expected, got,
                                                           one_line(reason)))
@@ -272,6 +297,9 @@ def main():
     compare_parser.add_argument("reference")
     compare_parser.add_argument("run_dir")
     compare_parser.add_argument("--partition", help="hash:K/N: only that share of the reference")
+    compare_parser.add_argument("--allow-fork-only", action="store_true",
+                                help="a test that failed forked and then agreed as a fresh "
+                                "process (ranktest's confirming run) is no difference")
     gtest_parser = commands.add_parser("gtest-reference",
                                        help="run gtest binaries in-process and record outcomes")
     gtest_parser.add_argument("--out", required=True)

@@ -18,10 +18,19 @@ pytest from the same folder with the same path arguments as ranktest
 collects with, and the ids are ranktest's test ids.
 
 A file that fails to collect is recorded under its collection report's
-node id as "failed" (ranktest turns it into an `error` test of that id).
+node id as "failed" (ranktest turns it into an `error` test of that id;
+run pytest with --continue-on-collection-errors, as ranktest goes on with
+the other files), a module skipped as a whole (pytest.importorskip at
+module level) as "skipped", as pytest counts them.
 
 RECORD_PYTEST_DURATIONS, if set, names a second file: node id -> seconds
 spent in setup + call + teardown (used to pick fast test folders).
+
+RECORD_PYTEST_PARTITION=hash:K/N runs only the tests that
+`ranktest run --partition hash:K/N` runs (FNV-1a of the node id, modulo N,
+is K-1); the others are deselected, so a reference for one share costs the
+collection and that share's tests, and the rootdir and node ids stay those
+of the whole set.
 """
 
 import json
@@ -55,9 +64,39 @@ def pytest_runtest_logreport(report):
         _note(report.nodeid, "passed")
 
 
+def _stable_hash(text):
+    """ranktest's select::stable_hash: FNV-1a, 64 bits, over the UTF-8 id."""
+    value = 0xCBF29CE484222325
+    for byte in text.encode("utf-8"):
+        value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return value
+
+
+def pytest_collection_modifyitems(config, items):
+    partition = os.environ.get("RECORD_PYTEST_PARTITION")
+    if not partition:
+        return
+    strategy, _, fraction = partition.partition(":")
+    index, _, count = fraction.partition("/")
+    if strategy != "hash" or not index.isdigit() or not count.isdigit() or \
+            not 1 <= int(index) <= int(count):
+        raise pytest.UsageError("RECORD_PYTEST_PARTITION: expected hash:K/N, got %r" % partition)
+    index, count = int(index), int(count)
+    kept, dropped = [], []
+    for item in items:
+        (kept if _stable_hash(item.nodeid) % count == index - 1 else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
 def pytest_collectreport(report):
     if report.failed:
         _note(report.nodeid or ".", "failed")
+    elif report.skipped:
+        # A module skipped as a whole (pytest.importorskip, or pytest.skip
+        # with allow_module_level): pytest counts one skip for it.
+        _note(report.nodeid or ".", "skipped")
 
 
 def _write(path, data):
