@@ -91,12 +91,14 @@ def _marker_args(marker):
 
 def _item_entry(item):
     path = str(getattr(item, "path", None) or item.fspath)
-    relative, line, _ = item.location
+    _, line, _ = item.location
+    # What to pass pytest to run just this test, from any folder: the file it
+    # was collected from (item.path: for a test inherited from another
+    # module, not where it is defined) and the rest of its node id.
+    parts = item.nodeid.split("::", 1)
     entry = {
         "nodeid": item.nodeid,
-        # What to pass pytest to run just this test, from any folder.
-        "argument": path + item.nodeid[len(relative):] if item.nodeid.startswith(relative)
-        else item.nodeid,
+        "argument": path + ("::" + parts[1] if len(parts) > 1 else ""),
         "file": path,
         "line": (line + 1) if line is not None else None,
         "markers": sorted({m.name for m in item.iter_markers()}),

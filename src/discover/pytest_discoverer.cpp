@@ -159,6 +159,10 @@ Expected<std::vector<TestCase>> parse_pytest_collection(std::string_view text,
       !json["tests"].is_array())
     return Error{"the plugin's collection is not the JSON ranktest expects"};
   std::vector<TestCase> tests;
+  // A test run alone (plain mode: one test per pytest) gets the rootdir of
+  // the collection: pytest picks its rootdir from the paths it is given, and
+  // from one test file it may pick another, naming the test differently.
+  const auto rootdir = json.value("rootdir", std::string());
   // One source per file, labelled by it: the tests of a file share it.
   std::map<std::string, std::shared_ptr<const TestSource>> sources;
   const auto base = [&](const std::string& nodeid) {
@@ -170,6 +174,7 @@ Expected<std::vector<TestCase>> parse_pytest_collection(std::string_view text,
     if (!source) {
       auto made = std::make_shared<TestSource>(like);
       made->label = label;
+      if (!rootdir.empty()) made->extra_args.insert(made->extra_args.begin(), "--rootdir=" + rootdir);
       source = std::move(made);
     }
     test.source = source;

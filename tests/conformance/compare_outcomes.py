@@ -9,9 +9,10 @@
             DIFF <test id>: reference <x>, ranktest <y> (<ranktest's reason>)
         and exits 1 if there is any (or the run has no run-finished event).
         A test that ranktest ran again as a fresh process because it did not
-        pass when forked is a difference even if the fresh run agrees
-        ("ranktest failed when forked, passed as a fresh process"), unless
-        --allow-fork-only: the fork server did not conform. With
+        pass when forked, and whose forked outcome is not the reference's, is
+        a difference even if the fresh run agrees ("ranktest failed when
+        forked, passed as a fresh process"), unless --allow-fork-only: the
+        fork server did not conform. With
         --partition, reference tests outside that share (ranktest's FNV-1a
         hash of the test id, as `ranktest run --partition hash:K/N` picks
         them) are left out; a test ranktest ran although outside it is a
@@ -107,7 +108,12 @@ def read_run(run_dir):
             if event.get("event") == "test-finished":
                 result = event.get("result") or {}
                 test_id = event["test"]["id"]
-                entry = (result.get("outcome", "?"), result.get("reason", ""))
+                reason = result.get("reason") or ""
+                if not reason and result.get("failures"):
+                    # A failed assertion's message is in failures, not reason.
+                    reason = (result["failures"][0].get("message") or "").strip()
+                    reason = reason.splitlines()[0] if reason else ""
+                entry = (result.get("outcome", "?"), reason)
                 if event.get("retrying"):
                     if event.get("forked"):
                         retried[test_id] = entry
@@ -146,12 +152,11 @@ def compare(args):
             expected = "(outside the partition)" if test_id in reference else "(absent)"
         if got is None:
             got, reason = "(absent)", "not in the run"
-        if test_id in forked_before and not args.allow_fork_only:
+        forked = forked_before.get(test_id)
+        if forked and ranktest_category(*forked) != expected and not args.allow_fork_only:
             # ranktest's final word may agree, but its fork server did not.
-            forked_outcome, forked_reason = forked_before[test_id]
             differences.append((test_id, expected, "%s when forked, %s as a fresh process" % (
-                ranktest_category(forked_outcome, forked_reason), got),
-                "forked: %s" % forked_reason))
+                ranktest_category(*forked), got), "forked: %s" % forked[1]))
         elif expected == got:
             agree[got] += 1
         else:
@@ -164,7 +169,7 @@ def compare(args):
                              if args.partition else "",
                              len(results), sum(agree.values()), summary or "none",
                              len(differences),
-                             "; %d ran again as a fresh process after failing forked"
+                             "; %d ran again as a fresh process after not passing forked"
                              % len(forked_before) if forked_before else "",
                              "" if finished else "; the run has no run-finished event"))
     for test_id, expected, got, reason in differences:

@@ -6,8 +6,9 @@
 #
 # RANKTEST: the ranktest binary (its helpers and plugin found beside it, as
 # installed or built). SCRATCH: a folder for the configurations, references
-# and run folders (made if missing; each workload uses SCRATCH/<what>/,
-# emptied first). WHAT: one of
+# and run folders (made if missing; each workload writes SCRATCH/<what>/,
+# emptied first, and its runs go to SCRATCH/numpy-state or
+# SCRATCH/torch-state, whose runs/latest is the last one). WHAT: one of
 #
 #   numpy-fork   numpy's own tests (NUMPY_FOLDERS below, >= 3,000 tests),
 #                pytest in one process vs ranktest's fork server, every test
@@ -160,19 +161,24 @@ numpy_reference_run() {
   current_reference=$dir/reference.json
 }
 
-# ranktest_run DIR [ARGS...]: runs ranktest on DIR/ranktest.toml.
+# ranktest_run DIR STATE_DIR [ARGS...]: runs ranktest on DIR/ranktest.toml.
+# The fork and plain workloads of a suite share a state folder: ranktest
+# caches pytest's collection and the gtest listings there (30 s of listing
+# for libtorch-test's 90 binaries).
+run_dir=
 ranktest_run() {
-  local dir=$1 start code
-  shift
+  local dir=$1 state=$2 start code
+  shift 2
   start=$(now)
-  (cd "$dir" && timeout "${CONFORMANCE_RUN_TIMEOUT:-1200}" "$RANKTEST" run --config "$dir/ranktest.toml" \
-      --state-dir "$dir/.ranktest" -j "$JOBS" --status-level none --final-status-level none \
-      "$@" > "$dir/ranktest.log" 2>&1)
+  (cd "$dir" && timeout "${CONFORMANCE_RUN_TIMEOUT:-1200}" "$RANKTEST" run \
+      --config "$dir/ranktest.toml" --state-dir "$state" -j "$JOBS" \
+      --status-level none --final-status-level none "$@" > "$dir/ranktest.log" 2>&1)
   code=$?
   phase "ranktest (exit code $code)" "$start"
   grep -E '^ranktest: (running|[0-9]+ tests in|[0-9]+ passed)|warning|error' "$dir/ranktest.log" |
     head -8 | sed 's/^/  /'
-  if [ ! -f "$dir/.ranktest/runs/latest/events.jsonl" ]; then
+  run_dir=$(readlink -f "$state/runs/latest")
+  if [ ! -f "$run_dir/events.jsonl" ]; then
     echo "FAIL: ranktest wrote no run folder; see $dir/ranktest.log"
     tail -5 "$dir/ranktest.log"
     return 1
@@ -208,9 +214,9 @@ numpy_workload() {  # numpy-fork | numpy-plain
   fi
   rm -rf "$dir" && mkdir -p "$dir"
   pytest_toml "$dir" "$mode"
-  ranktest_run "$dir" "${partition[@]}" || return 1
-  compare "$current_reference" "$dir/.ranktest/runs/latest" "${partition[@]}" || return 1
-  phase "$what in all" "$start"
+  ranktest_run "$dir" "$SCRATCH/numpy-state" "${partition[@]}" || return 1
+  compare "$current_reference" "$run_dir" "${partition[@]}" || return 1
+  phase "$what, all phases" "$start"
 }
 
 # --- libtorch-test --------------------------------------------------------------
@@ -286,9 +292,9 @@ torch_workload() {  # torch-fork | torch-plain
     partition=(--partition "hash:$TORCH_PLAIN_PARTITION")
   fi
   gtest_toml "$dir" "$mode"
-  ranktest_run "$dir" "${partition[@]}" || return 1
-  compare "$torch_reference" "$dir/.ranktest/runs/latest" "${partition[@]}" || return 1
-  phase "$what in all" "$start"
+  ranktest_run "$dir" "$SCRATCH/torch-state" "${partition[@]}" || return 1
+  compare "$torch_reference" "$run_dir" "${partition[@]}" || return 1
+  phase "$what, all phases" "$start"
 }
 
 run_one() {

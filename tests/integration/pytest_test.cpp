@@ -202,6 +202,24 @@ TEST(Pytest, ATestThatFailsOnlyWhenForkedIsConfirmedFresh) {
   EXPECT_EQ(plain.out.find("forked"), std::string::npos) << plain.out;
 }
 
+// Plain mode runs one test per pytest: it must get the collection's rootdir
+// (pytest picks one from the paths it is given), or the test is named
+// differently and its result is lost. Seen on numpy's folders together.
+TEST(Pytest, PlainModeKeepsTheCollectionsRootdir) {
+  Workdir dir;
+  std::filesystem::create_directories(dir.path() / "a" / "tests");
+  std::filesystem::create_directories(dir.path() / "b" / "tests");
+  dir.write("a/tests/test_one.py", "def test_one():\n    pass\n");
+  dir.write("b/tests/test_two.py",
+            "import pytest\n@pytest.mark.parametrize('x', [1, 2])\ndef test_two(x):\n    pass\n");
+  dir.write("ranktest.toml", "[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+                             "paths = [\"a/tests\", \"b/tests\"]\nmode = \"plain\"\n");
+  const auto run = run_ranktest(dir, {"run"});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_EQ(run.last_out_line(), "ranktest: 3 passed, 0 failed, 0 skipped") << run.out;
+  EXPECT_EQ(run.finished().count("a/tests/test_one.py::test_one"), 1u) << run.out;
+}
+
 // The collection is cached, and collected again as soon as a file changes:
 // a test added to a file is never missed.
 TEST(Pytest, TheCachedCollectionFollowsTheFiles) {
