@@ -165,7 +165,8 @@ def compare(args):
     summary = ", ".join("%d %s" % (count, name) for name, count in sorted(agree.items()))
     print("conformance: %d tests compared (reference %d%s, ranktest %d): %d agree (%s), "
           "%d differ%s%s" % (compared, len(wanted),
-                             " in %s of %d" % (args.partition, len(reference))
+                             (" in %s of %d" % (args.partition, len(reference))
+                              if len(wanted) < len(reference) else " in %s" % args.partition)
                              if args.partition else "",
                              len(results), sum(agree.values()), summary or "none",
                              len(differences),
