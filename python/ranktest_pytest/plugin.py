@@ -127,9 +127,24 @@ def _item_entry(item):
     return entry
 
 
+# Collectors pytest skipped as a whole (pytest.importorskip or
+# pytest.skip(allow_module_level=True) at import): pytest counts each as one
+# skipped test; ranktest reports them the same, never lets them vanish.
+_skipped_collectors = []
+
+
+def _skip_message(report):
+    if isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
+        message = str(report.longrepr[2])
+        return message[len("Skipped: "):] if message.startswith("Skipped: ") else message
+    return str(report.longrepr or "skipped")
+
+
 def pytest_collectreport(report):
     if report.failed:
         _collection_errors.append({"nodeid": report.nodeid or ".", "message": str(report.longrepr)})
+    elif report.skipped:
+        _skipped_collectors.append({"nodeid": report.nodeid or ".", "reason": _skip_message(report)})
 
 
 def pytest_collection_finish(session):
@@ -141,6 +156,7 @@ def pytest_collection_finish(session):
         "rootdir": str(session.config.rootpath),
         "tests": [_item_entry(item) for item in session.items],
         "errors": _collection_errors,
+        "skipped": _skipped_collectors,
     })
 
 

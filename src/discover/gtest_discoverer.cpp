@@ -1,4 +1,5 @@
 #include "discover/gtest_discoverer.h"
+#include "framework/gtest_invocation.h"
 
 #include <fmt/format.h>
 
@@ -39,14 +40,6 @@ std::string quote_output(const std::string& out, const std::string& err) {
 
 }  // namespace
 
-const std::vector<std::string>& gtest_variables_to_remove() {
-  static const std::vector<std::string> names{
-      "GTEST_SHARD_INDEX", "GTEST_TOTAL_SHARDS", "GTEST_SHARD_STATUS_FILE",
-      "GTEST_FILTER",      "GTEST_OUTPUT",       "GTEST_REPEAT",
-      "GTEST_SHUFFLE",     "GTEST_LIST_TESTS",   "GTEST_ALSO_RUN_DISABLED_TESTS",
-      "GTEST_FAIL_FAST",   "GTEST_BRIEF",        "GTEST_COLOR"};
-  return names;
-}
 
 namespace {
 
@@ -234,7 +227,7 @@ Expected<std::vector<DiscoveredBinary>> discover_gtest_binaries(
     request.argv.insert(request.argv.end(), binary.args.begin(), binary.args.end());
     std::vector<std::pair<std::string, std::string>> env(binary.env.begin(), binary.env.end());
     env.emplace_back("GTEST_COLOR", "no");
-    request.environment = process::make_environment(env, gtest_variables_to_remove());
+    request.environment = process::make_environment(env, framework::gtest_variables_to_remove());
     request.working_directory = binary.working_directory;
     request.stdout_path = scratch->path() / "stdout";
     request.stderr_path = scratch->path() / "stderr";

@@ -29,10 +29,6 @@ struct GtestBinary {
   bool fork_exit_full = false;  // fork-exit = "full"
 };
 
-// GTEST_* variables of the runner's environment that would change which
-// tests a binary lists or runs (sharding, filters, repeats); they are removed
-// from every gtest process ranktest starts.
-const std::vector<std::string>& gtest_variables_to_remove();
 
 struct DiscoveredBinary {
   std::vector<TestCase> tests;

@@ -1,4 +1,5 @@
 #include "discover/gtest_listing.h"
+#include "framework/gtest_invocation.h"
 
 #include <fmt/format.h>
 
@@ -93,22 +94,6 @@ Expected<Done> read_listing_text(std::string_view text, const ListingSink& sink)
   return Done{};
 }
 
-std::string undo_gtest_byte_escapes(const std::string& text) {
-  std::string bytes;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const auto lead = static_cast<unsigned char>(text[i]);
-    if ((lead == 0xC2 || lead == 0xC3) && i + 1 < text.size()) {
-      const auto next = static_cast<unsigned char>(text[i + 1]);
-      bytes += static_cast<char>(((lead & 0x03) << 6) | (next & 0x3F));
-      ++i;
-    } else if (lead >= 0x80) {
-      return text;  // a code point above U+00FF: not gtest's byte escapes
-    } else {
-      bytes += static_cast<char>(lead);
-    }
-  }
-  return bytes;
-}
 
 Expected<Done> read_listing_json(std::string_view json, const ListingSink& sink) {
   // A pure-ASCII listing is gtest's byte-escaped JSON: names are its bytes.
@@ -116,7 +101,7 @@ Expected<Done> read_listing_json(std::string_view json, const ListingSink& sink)
     return static_cast<unsigned char>(c) < 0x80;
   });
   const auto bytes = [&](std::string text) {
-    return escaped ? undo_gtest_byte_escapes(text) : text;
+    return escaped ? framework::undo_gtest_byte_escapes(text) : text;
   };
   // The document is never held whole (a binary may list 100,000 tests):
   // each test is taken when its object ends and then dropped from it.

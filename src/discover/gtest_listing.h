@@ -50,11 +50,5 @@ Expected<Done> read_listing_json(std::string_view json, const ListingSink& sink)
 Expected<std::vector<ListedTest>> parse_listing_text(std::string_view text);
 Expected<std::vector<ListedTest>> parse_listing_json(std::string_view json);
 
-// gtest (1.12 at least) writes every byte above 0x7F of a JSON string as its
-// own \u00XX escape, so "é" (C3 A9) reads back as "Ã©" and an invalid byte
-// FF as "ÿ". Turns such a decoded string back into the bytes gtest had;
-// text with a code point above U+00FF was not written that way and is
-// returned as it is. The result may be invalid UTF-8 (names are bytes).
-std::string undo_gtest_byte_escapes(const std::string& text);
 
 }  // namespace ranktest::discover

@@ -14,6 +14,7 @@
 
 #include "config/duration.h"
 #include "discover/source_paths.h"
+#include "framework/pytest_invocation.h"
 #include "process/run_to_completion.h"
 #include "process/temporary_directory.h"
 #include "text/file_tail.h"
@@ -118,7 +119,7 @@ std::string collection_fingerprint(const config::SourceConfig& source,
   std::vector<std::string> stamps{source.python + "\n"};
   for (const auto& arg : source.args) stamps.push_back("arg " + arg + "\n");
   for (const auto& [name, value] : source.env) stamps.push_back("env " + name + "=" + value + "\n");
-  if (const auto plugin = pytest_plugin_path())
+  if (const auto plugin = framework::pytest_plugin_path())
     stamps.push_back(stamp(*plugin / "ranktest_pytest" / "plugin.py"));
   for (const auto& path : paths) stamp_tree(fs::absolute(path), stamps);
   for (auto dir = fs::absolute(working_directory); ; dir = dir.parent_path()) {
@@ -129,27 +130,6 @@ std::string collection_fingerprint(const config::SourceConfig& source,
   std::uint64_t hash = 1469598103934665603ull;
   for (const auto& line : stamps) hash = fnv1a(line, hash);
   return fmt::format("{:016x}", hash);
-}
-
-std::optional<fs::path> pytest_plugin_path() {
-  if (const char* set = std::getenv("RANKTEST_PYTHONPATH"); set && *set) return fs::path(set);
-  std::error_code error;
-  const auto self = fs::read_symlink("/proc/self/exe", error);
-  if (error) return std::nullopt;
-  for (const auto& candidate : {self.parent_path().parent_path() / "python",
-                                self.parent_path().parent_path().parent_path() / "python",
-                                self.parent_path().parent_path() / "share" / "ranktest" / "python"})
-    if (fs::exists(candidate / "ranktest_pytest" / "plugin.py", error)) return candidate;
-  return std::nullopt;
-}
-
-std::vector<std::string> pytest_base_args(const std::string& python) {
-  return {python, "-m", "pytest", "-p", "ranktest_pytest.plugin", "-p", "no:cacheprovider"};
-}
-
-std::string pytest_python_path(const fs::path& plugin) {
-  const char* existing = std::getenv("PYTHONPATH");
-  return existing && *existing ? plugin.string() + ":" + existing : plugin.string();
 }
 
 Expected<std::vector<TestCase>> parse_pytest_collection(std::string_view text,
@@ -200,6 +180,18 @@ Expected<std::vector<TestCase>> parse_pytest_collection(std::string_view text,
     test.details = std::move(details);
     tests.push_back(std::move(test));
   }
+  // A module pytest skipped as a whole at import is one skipped test, as
+  // pytest counts it: its argument is the module, so `--exact` finds it.
+  if (json.contains("skipped") && json["skipped"].is_array())
+    for (const auto& skipped : json["skipped"]) {
+      const auto nodeid = skipped.value("nodeid", std::string("."));
+      TestCase test = base(nodeid);
+      auto details = std::make_shared<TestDetails>();
+      details->run_argument = nodeid;
+      test.skip_reason = skipped.value("reason", std::string("skipped"));
+      test.details = std::move(details);
+      tests.push_back(std::move(test));
+    }
   if (json.contains("errors") && json["errors"].is_array())
     for (const auto& error : json["errors"]) {
       TestCase test = base(error.value("nodeid", std::string(".")));
@@ -216,7 +208,7 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
                                                   process::SignalWatch& signals,
                                                   bool use_cache) {
   const auto where = source.place.to_string();
-  const auto plugin = pytest_plugin_path();
+  const auto plugin = framework::pytest_plugin_path();
   if (!plugin)
     return Error{fmt::format("{}: cannot find ranktest's pytest plugin (ranktest_pytest); "
                              "set RANKTEST_PYTHONPATH to the folder that holds it",
@@ -271,12 +263,12 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
   const auto log_path = scratch->path() / "output";
 
   process::SpawnRequest request;
-  request.argv = pytest_base_args(source.python);
+  request.argv = framework::pytest_base_args(source.python);
   request.argv.insert(request.argv.end(), {"--collect-only", "-q"});
   request.argv.insert(request.argv.end(), source.args.begin(), source.args.end());
   for (const auto& path : *paths) request.argv.push_back(fs::absolute(path).string());
   std::vector<std::pair<std::string, std::string>> env(source.env.begin(), source.env.end());
-  env.emplace_back("PYTHONPATH", pytest_python_path(*plugin));
+  env.emplace_back("PYTHONPATH", framework::pytest_python_path(*plugin));
   env.emplace_back("RANKTEST_COLLECT_OUT", out_path.string());
   request.environment = process::make_environment(env, {});
   request.working_directory = working_directory;

@@ -15,17 +15,6 @@
 
 namespace ranktest::discover {
 
-// The folder holding the ranktest_pytest package (put on PYTHONPATH):
-// RANKTEST_PYTHONPATH if set, else python/ beside the build folder or
-// share/ranktest/python beside the installed binary.
-std::optional<std::filesystem::path> pytest_plugin_path();
-
-// The arguments every pytest run of ranktest starts with.
-std::vector<std::string> pytest_base_args(const std::string& python);
-
-// PYTHONPATH with the plugin folder first.
-std::string pytest_python_path(const std::filesystem::path& plugin);
-
 struct DiscoveredPytest {
   std::vector<TestCase> tests;  // collection errors included, as tests that fail
   std::optional<int> interrupted_by;

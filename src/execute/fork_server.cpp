@@ -6,11 +6,11 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "discover/pytest_discoverer.h"
 #include "process/own_files.h"
 #include "text/file_tail.h"
 #include "text/sanitize.h"
@@ -46,30 +46,21 @@ std::filesystem::path ForkServer::preload_library() {
   return process::beside_own_binary("libranktest-forkserver.so");
 }
 
-Expected<std::unique_ptr<ForkServer>> ForkServer::start(
-    const TestSource& source, const std::filesystem::path& log, std::chrono::milliseconds timeout) {
-  process::SpawnRequest request;
-  std::vector<std::pair<std::string, std::string>> env(source.env.begin(), source.env.end());
-  env.emplace_back("RANKTEST_FORK_SERVER", "1");
+Expected<std::unique_ptr<ForkServer>> ForkServer::launch(const TestSource& source,
+                                                         const FrameworkAdapter& adapter,
+                                                         const std::filesystem::path& log,
+                                                         Clock::time_point ready_by) {
   // Both servers fork through it; the gtest server is it.
   const auto library = preload_library();
   if (::access(library.c_str(), R_OK) != 0)
     return Error{fmt::format("{} is missing; reinstall ranktest", library.string())};
-  if (source.kind == SuiteKind::pytest) {
-    const auto plugin = discover::pytest_plugin_path();
-    if (!plugin) return Error{"cannot find ranktest's pytest plugin"};
-    request.argv = discover::pytest_base_args(source.executable.string());
-    request.argv.push_back("-s");
-    request.argv.insert(request.argv.end(), source.collect_arguments.begin(),
-                        source.collect_arguments.end());
-    env.emplace_back("PYTHONPATH", discover::pytest_python_path(*plugin));
-    env.emplace_back("PYTHONUNBUFFERED", "1");
-    // How its tests become our children (one fork each, not two).
-    env.emplace_back("RANKTEST_FORK_LIBRARY", library.string());
-  } else {
-    request.argv = {source.executable.string()};
-    env.emplace_back("LD_PRELOAD", library.string());
-  }
+  auto command = adapter.fork_server_command(source, library);
+  if (!command) return command.error();
+  std::vector<std::pair<std::string, std::string>> env(source.env.begin(), source.env.end());
+  env.emplace_back("RANKTEST_FORK_SERVER", "1");
+  env.insert(env.end(), command->set.begin(), command->set.end());
+  process::SpawnRequest request;
+  request.argv = command->argv;
   request.environment = process::make_environment(env, {});
   request.working_directory = source.working_directory;
   request.stdout_path = log;
@@ -90,20 +81,32 @@ Expected<std::unique_ptr<ForkServer>> ForkServer::start(
     return child.error();
   }
   std::unique_ptr<ForkServer> server(
-      new ForkServer(source.kind, std::move(*child), requests[1], replies[0]));
+      new ForkServer(adapter, std::move(*child), requests[1], replies[0], log, ready_by));
   if (source.fork_exit_full) server->set_exit_probe(ExitProbe::full);
-  auto ready = server->read_reply(timeout);
-  if (!ready) {
-    const auto said = text::read_file_tail(log, 2000).bytes;
-    return Error{fmt::format("{}; it printed: {}", ready.error().message,
-                             text::terminal_safe(text::truncate_utf8(said, 600)))};
-  }
-  const auto json = Json::parse(*ready, nullptr, false);
-  if (json.is_discarded() || !json.value("ready", false))
-    return Error{"the server answered what ranktest does not understand: " + *ready};
-  if (json.contains("guard") && json["guard"].is_string())
-    return Error{json["guard"].get<std::string>()};
   return server;
+}
+
+Error ForkServer::cannot_serve(const std::string& why) const {
+  const auto said = text::read_file_tail(log_, 2000).bytes;
+  return Error{fmt::format("{}; it printed: {}", why,
+                           text::terminal_safe(text::truncate_utf8(said, 600)))};
+}
+
+std::optional<Expected<Done>> ForkServer::poll_ready(Clock::time_point now) {
+  if (!starting_) return Expected<Done>(Done{});
+  auto line = read_line(now);
+  if (!line) return Expected<Done>(cannot_serve(line.error().message));
+  if (!*line) {
+    if (now < ready_by_) return std::nullopt;
+    return Expected<Done>(cannot_serve("the fork server was not ready in time"));
+  }
+  starting_ = false;
+  const auto json = Json::parse(**line, nullptr, false);
+  if (json.is_discarded() || !json.value("ready", false))
+    return Expected<Done>(Error{"the server answered what ranktest does not understand: " + **line});
+  if (json.contains("guard") && json["guard"].is_string())
+    return Expected<Done>(Error{json["guard"].get<std::string>()});
+  return Expected<Done>(Done{});
 }
 
 ForkServer::~ForkServer() {
@@ -112,22 +115,21 @@ ForkServer::~ForkServer() {
   if (from_server_ >= 0) ::close(from_server_);
 }
 
-Expected<std::string> ForkServer::read_reply(std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+Expected<std::optional<std::string>> ForkServer::read_line(Clock::time_point deadline) {
   for (;;) {
     const auto newline = buffered_.find('\n');
     if (newline != std::string::npos) {
       auto line = buffered_.substr(0, newline);
       buffered_.erase(0, newline + 1);
-      return line;
+      return std::optional<std::string>(std::move(line));
     }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return Error{"the fork server did not answer in time"};
+        deadline - Clock::now());
     pollfd fd{from_server_, POLLIN, 0};
-    const int ready = ::poll(&fd, 1, static_cast<int>(left.count()));
+    const int ready = ::poll(&fd, 1, static_cast<int>(std::max<long>(0, left.count())));
     if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) continue;
+    if (ready == 0) return std::optional<std::string>();
+    if (ready < 0) return Error{std::strerror(errno)};
     char chunk[4096];
     const ssize_t n = ::read(from_server_, chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;
@@ -137,43 +139,23 @@ Expected<std::string> ForkServer::read_reply(std::chrono::milliseconds timeout) 
 }
 
 Expected<pid_t> ForkServer::fork_test(const ForkRequest& request) {
+  if (starting_) return Error{"the fork server is not ready"};
   Json cgroups = Json::array();
   for (const auto& path : request.cgroup_procs) cgroups.push_back(path.string());
   Json message{{"log", request.log.string()},
                {"cwd", request.working_directory.string()},
                {"pgid", request.process_group},
                {"cgroups", cgroups}};
-  if (kind_ == SuiteKind::pytest) {
-    message["nodeid"] = request.nodeid;
-    Json env = Json::object();
-    for (const auto& entry : request.environment) {
-      const auto equals = entry.find('=');
-      if (equals != std::string::npos)
-        env[text::repair_utf8(entry.substr(0, equals))] = text::repair_utf8(entry.substr(equals + 1));
-    }
-    message["env"] = std::move(env);
-  } else {
-    // The gtest server gets argv and environment byte for byte (a test name
-    // need not be UTF-8); JSON strings cannot carry that, so hex.
-    const auto hex = [](const std::vector<std::string>& strings) {
-      Json list = Json::array();
-      for (const auto& text : strings) {
-        std::string digits;
-        digits.reserve(text.size() * 2);
-        for (const unsigned char c : text) digits += fmt::format("{:02x}", c);
-        list.push_back(std::move(digits));
-      }
-      return list;
-    };
-    message["argv_hex"] = hex(request.argv);
-    message["env_hex"] = hex(request.environment);
-    message["exit"] = request.full_exit ? "full" : "fast";
-  }
+  adapter_.add_fork_request(*request.test, request.argv, request.environment,
+                            request.full_exit, message);
   if (!write_all(to_server_, message.dump(-1, ' ', true, Json::error_handler_t::replace) + "\n"))
     return Error{"the fork server is gone"};
-  auto line = read_reply(std::chrono::seconds(30));
+  // A fork takes milliseconds; a server that has not answered in 30 s is
+  // stuck, and its tests run plain.
+  auto line = read_line(Clock::now() + std::chrono::seconds(30));
   if (!line) return line.error();
-  const auto reply = Json::parse(*line, nullptr, false);
+  if (!*line) return Error{"the fork server did not answer in time"};
+  const auto reply = Json::parse(**line, nullptr, false);
   if (!reply.is_discarded() && reply.contains("pid") && reply["pid"].is_number_integer()) {
     const auto pid = static_cast<pid_t>(reply["pid"].get<int>());
     // The test is our child and joins its group itself; whichever of the
@@ -184,7 +166,7 @@ Expected<pid_t> ForkServer::fork_test(const ForkRequest& request) {
   }
   if (!reply.is_discarded() && reply.contains("refused") && reply["refused"].is_string())
     return Error{reply["refused"].get<std::string>()};
-  return Error{"the fork server answered what ranktest does not understand: " + *line};
+  return Error{"the fork server answered what ranktest does not understand: " + **line};
 }
 
 }  // namespace ranktest::execute

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "execute/framework_adapter.h"
 #include "model/expected.h"
 #include "model/test_case.h"
 #include "process/child_process.h"
@@ -24,7 +25,7 @@
 namespace ranktest::execute {
 
 struct ForkRequest {
-  std::string nodeid;
+  const TestCase* test = nullptr;
   std::vector<std::string> argv;  // gtest: the test process's whole argv
   std::vector<std::string> environment;  // "NAME=value", the whole of it
   std::filesystem::path log;
@@ -51,18 +52,34 @@ enum class ExitProbe {
 
 class ForkServer {
  public:
-  // Starts the server for `source` and waits (at most `timeout`) until it
-  // has collected. An error says why it cannot serve;
-  // so does a server that is up but whose guard already refuses to fork.
-  static Expected<std::unique_ptr<ForkServer>> start(const TestSource& source,
-                                                     const std::filesystem::path& log,
-                                                     std::chrono::milliseconds timeout);
+  using Clock = std::chrono::steady_clock;
+
+  // Starts the server for `source`; it collects (pytest) or initialises
+  // (gtest) meanwhile, which can take minutes, so nothing here waits for it:
+  // the runner polls it (reply_fd, poll_ready) among everything else it
+  // watches. An error: it could not even start.
+  static Expected<std::unique_ptr<ForkServer>> launch(const TestSource& source,
+                                                      const FrameworkAdapter& adapter,
+                                                      const std::filesystem::path& log,
+                                                      Clock::time_point ready_by);
   ~ForkServer();
   ForkServer(const ForkServer&) = delete;
   ForkServer& operator=(const ForkServer&) = delete;
 
+  // While starting: what to wait on (readable when it says something) and
+  // until when.
+  bool starting() const { return starting_; }
+  int reply_fd() const { return from_server_; }
+  Clock::time_point ready_by() const { return ready_by_; }
+
+  // Reads what it said, never waiting: nullopt while it is still starting;
+  // Done once it serves; an error saying why it cannot serve (it exited, it
+  // did not get ready by ready_by, its guard refuses to fork), with the
+  // end of what it printed.
+  std::optional<Expected<Done>> poll_ready(Clock::time_point now);
+
   // A process running one test; an error when the server refused (the guard
-  // found a device open or threads running) or is gone.
+  // found a device open or threads running) or is gone. Only once it serves.
   Expected<pid_t> fork_test(const ForkRequest& request);
 
   // Which server a source's tests fork from: sources that start the same
@@ -76,15 +93,22 @@ class ForkServer {
   void set_exit_probe(ExitProbe probe) { exit_probe_ = probe; }
 
  private:
-  ForkServer(SuiteKind kind, process::ChildProcess child, int to_server, int from_server)
-      : kind_(kind), child_(std::move(child)), to_server_(to_server), from_server_(from_server) {}
-  Expected<std::string> read_reply(std::chrono::milliseconds timeout);
+  ForkServer(const FrameworkAdapter& adapter, process::ChildProcess child, int to_server,
+             int from_server, std::filesystem::path log, Clock::time_point ready_by)
+      : adapter_(adapter), child_(std::move(child)), to_server_(to_server),
+        from_server_(from_server), log_(std::move(log)), ready_by_(ready_by) {}
+  // A whole line, if one has arrived by `deadline` (now: do not wait).
+  Expected<std::optional<std::string>> read_line(Clock::time_point deadline);
+  Error cannot_serve(const std::string& why) const;
 
-  SuiteKind kind_;  // which server: each reads its own form of a request
+  const FrameworkAdapter& adapter_;  // how its framework's requests read
   ExitProbe exit_probe_ = ExitProbe::untried;
   process::ChildProcess child_;
   int to_server_ = -1;
   int from_server_ = -1;
+  std::filesystem::path log_;
+  Clock::time_point ready_by_;
+  bool starting_ = true;
   std::string buffered_;
 };
 

@@ -6,7 +6,7 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 
-#include "discover/gtest_listing.h"
+#include "framework/gtest_invocation.h"
 #include "process/exit_status.h"
 #include "text/sanitize.h"
 
@@ -22,7 +22,7 @@ std::optional<std::string> string_field(const nlohmann::json& object,
 
 // Messages: gtest's byte escapes undone, then made valid UTF-8 for people.
 std::string undo_byte_escapes(const std::string& text) {
-  return text::repair_utf8(discover::undo_gtest_byte_escapes(text));
+  return text::repair_utf8(framework::undo_gtest_byte_escapes(text));
 }
 
 bool is_ascii(std::string_view bytes) {
@@ -100,7 +100,7 @@ std::optional<GtestVerdict> read_gtest_verdict(std::string_view json,
       if (!name) continue;
       // Names compare as bytes: undo the escapes of a byte-escaped report.
       const bool escaped = is_ascii(json);
-      const auto full = escaped ? discover::undo_gtest_byte_escapes(*suite_name + "." + *name)
+      const auto full = escaped ? framework::undo_gtest_byte_escapes(*suite_name + "." + *name)
                                 : *suite_name + "." + *name;
       if (full == test_name) return verdict_of(test, escaped);
     }
@@ -160,7 +160,7 @@ std::string gtest_test_output(std::string_view output,
   return kept;
 }
 
-std::optional<TestResult> classify_stopped_process(const GtestProcessEnd& end) {
+std::optional<TestResult> classify_stopped_process(const ProcessEnd& end) {
   TestResult result;
   result.exit = end.exit;
   if (end.interrupted) {
@@ -177,7 +177,7 @@ std::optional<TestResult> classify_stopped_process(const GtestProcessEnd& end) {
   return result;
 }
 
-TestResult classify_gtest_test(const GtestProcessEnd& end,
+TestResult classify_gtest_test(const ProcessEnd& end,
                                const std::optional<GtestVerdict>& verdict,
                                std::string_view output_tail) {
   using Status = GtestVerdict::Status;

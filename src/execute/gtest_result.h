@@ -40,7 +40,7 @@ std::string gtest_test_output(std::string_view output,
                               const std::vector<FailureMessage>& failures);
 
 // How the process ended, as the runner saw it.
-struct GtestProcessEnd {
+struct ProcessEnd {
   std::optional<ProcessExit> exit;  // absent if it could not be reaped
   bool timed_out = false;
   bool interrupted = false;
@@ -50,7 +50,7 @@ struct GtestProcessEnd {
 // interrupted, the test timed out, it could not be waited for), whatever
 // the framework says; nullopt when it did end on its own. Shared by every
 // framework's classification.
-std::optional<TestResult> classify_stopped_process(const GtestProcessEnd& end);
+std::optional<TestResult> classify_stopped_process(const ProcessEnd& end);
 
 // Whether a process's exit is the one its report implies (0 for a pass or
 // skip, 1 for a failure, no signal); nullopt when the report says nothing
@@ -62,7 +62,7 @@ std::optional<bool> exit_agrees_with_report(const ProcessExit& exit,
 // The outcome: a crash is a crash whatever the report says; a non-zero exit
 // is a failure even when gtest reported success; no report at all is a
 // failure even after exit code 0.
-TestResult classify_gtest_test(const GtestProcessEnd& end,
+TestResult classify_gtest_test(const ProcessEnd& end,
                                const std::optional<GtestVerdict>& verdict,
                                std::string_view output_tail);
 

@@ -122,7 +122,7 @@ void ProcessTestRunner::launcher_ended(RunningTest& running, Clock::time_point n
       killed.signaled = true;
       killed.signal = SIGKILL;
       rank.child.mark_reaped(killed);
-      rank.stopped = rank.stopped || running.root_cause_rank.has_value();
+      rank.stopped = rank.stopped || running.first_failed.has_value();
       rank_ended(running, rank, now);
       if (rank.result->outcome == Outcome::crashed)
         rank.result->reason = fmt::format(
@@ -137,8 +137,8 @@ void ProcessTestRunner::launcher_ended(RunningTest& running, Clock::time_point n
     never.exit = launcher.exit();
     never.log_path = (running.folder / "launcher.log").string();
     never.duration = std::chrono::duration_cast<std::chrono::milliseconds>(now - running.started);
-    if (!running.root_cause_rank && !running.timed_out && !running.interrupted) {
-      running.root_cause_rank = rank.rank;
+    if (!running.first_failed && !running.timed_out && !running.interrupted) {
+      running.first_failed = rank.rank;
       // What the launcher said is the root cause's message.
       if (const auto said = last_lines_of(running.folder / "launcher.log", 5); !said.empty())
         never.failures.push_back(FailureMessage{std::nullopt, said});

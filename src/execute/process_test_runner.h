@@ -1,8 +1,17 @@
-// The real TestRunner: for a test with N ranks, N processes in one process
-// group of their own, each with the rank environment and its own log; the
-// timeout enforced on the whole group (SIGTERM, a grace period, SIGKILL);
-// once a rank fails, the others get the grace period to finish, then are
-// stopped; each rank's result read from its own gtest JSON report.
+// The supervisor, the real TestRunner: it starts, watches and stops the
+// process trees of tests, and nothing else. For a test with N ranks, N
+// processes in one process group (started alone, forked by a fork server,
+// or by mpirun/srun: launcher_runner.cpp), each with the rank environment
+// and its own log; the timeout enforced on the whole group (stacks taken,
+// SIGTERM, a grace period, SIGKILL); once a rank fails, the others get the
+// grace period to finish, then are stopped. What each framework means is
+// its adapter's (framework_adapter.h); what the facts mean is the judge's
+// (judge.h); what helps a person read them is the enrichment's.
+//
+// It never blocks: a fork server collecting, stacks being asked for, a
+// grace period running are phases of a test, and every wait is the one
+// wait of wait() (signals, children, fork servers' replies, deadlines), so
+// every other test's timeout and a Ctrl-C are seen on time.
 #pragma once
 
 #include <chrono>
@@ -15,6 +24,7 @@
 #include <vector>
 
 #include "config/duration.h"
+#include "execute/child_audit.h"
 #include "execute/fork_server.h"
 #include "execute/launch_plan.h"
 #include "execute/run_folder.h"
@@ -69,10 +79,12 @@ class ProcessTestRunner final : public schedule::TestRunner {
     int rank = 0;
     process::ChildProcess child;
     std::filesystem::path log_path;     // empty when output is not captured
-    std::filesystem::path report_path;  // gtest's JSON report
+    std::filesystem::path report_path;  // its framework's result file
     std::filesystem::path audit_path;   // ranktest-audit's report; empty: not audited
     Clock::time_point ended{};           // set once reaped
-    std::optional<RankResult> result{};  // set once reaped
+    std::optional<RankResult> result{};  // set once reaped (judge_rank)
+    // What ranktest-audit recorded, read once the rank is reaped.
+    std::optional<std::vector<AuditedChild>> audited{};
     bool stopped = false;  // still running when another rank's failure stopped it
     // Started by a launcher: the test's pid on its node, once ranktest-rank
     // said it started; what it left running there.
@@ -91,19 +103,34 @@ class ProcessTestRunner final : public schedule::TestRunner {
     process::ChildProcess child;
   };
 
+  // Where a test is. Each phase but running and waiting_for_server ends at
+  // phase_ends, or earlier when what it waits for happens.
+  enum class Phase {
+    waiting_for_server,  // its fork server still collects: nothing started, no clock
+    running,
+    draining,            // a rank failed: the others get the grace period to end
+    asking_stacks,       // timed out: Python ranks write stacks, audits let go
+    dumping_stacks,      // debuggers take every process's stacks
+    terminating,         // SIGTERM sent (a launcher's ranks: asked to stop)
+    terminating_launcher,  // the launcher itself got SIGTERM
+    killing,             // SIGKILL sent, again until the last rank is reaped
+  };
+
   struct RunningTest {
     const select::PlannedTest* test = nullptr;
     std::filesystem::path folder;  // the attempt's folder
     schedule::Assignment assignment;
     std::vector<Rank> ranks;
+    // Each rank's command, kept while the test waits for its fork server.
+    std::vector<RankPlan> commands;
+    Phase phase = Phase::running;
+    Clock::time_point phase_ends = Clock::time_point::max();
     Clock::time_point started;
     Clock::time_point deadline;                // the test's timeout
     Clock::time_point next_slow_note;
-    std::optional<Clock::time_point> stop_at;  // a rank failed: stop the rest then
-    std::optional<Clock::time_point> dump_until;  // timed out: stacks being taken
     std::vector<Dumper> dumpers;
-    std::optional<Clock::time_point> kill_at;  // SIGTERM sent: SIGKILL then
-    std::optional<int> root_cause_rank;        // the first rank that failed
+    std::optional<int> first_failed;  // the first rank seen failing
+    // Why it is being stopped: facts for the judge.
     bool timed_out = false;
     bool interrupted = false;
     bool forked = false;  // a fork server forked a rank of it
@@ -114,16 +141,23 @@ class ProcessTestRunner final : public schedule::TestRunner {
     // read from ranktest-rank's records, polled until then.
     std::optional<process::ChildProcess> launcher;
     Clock::time_point next_poll;
-    // Asked to stop through its ranks' files; at the next kill_at the
-    // launcher itself gets SIGTERM (this set), then SIGKILL.
-    bool launcher_signalled = false;
+    // asking_stacks: until when the Python ranks get to write theirs.
+    Clock::time_point python_stacks_by;
 
     bool all_reaped() const;
     const process::ChildProcess* unreaped() const;  // any rank still unreaped
+    bool stopping() const { return phase != Phase::running && phase != Phase::draining; }
+    void enter(Phase next, Clock::time_point ends = Clock::time_point::max()) {
+      phase = next;
+      phase_ends = ends;
+    }
   };
 
   void reap();
-  // Launchers (mpirun, srun): see launcher_runner.cpp.
+  // Starting ranks: alone, forked, or through a launcher (launcher_runner.cpp).
+  // False: it could not start (a Finished error says why); drop it.
+  bool spawn_ranks(RunningTest& running);
+  void failed_to_launch(RunningTest& running, const std::string& why);
   void start_with_launcher(RunningTest& running, std::vector<RankPlan> ranks,
                            const std::function<void(const std::string&)>& failed_to_launch);
   void poll_rank_ends(RunningTest& running, Clock::time_point now);
@@ -132,26 +166,29 @@ class ProcessTestRunner final : public schedule::TestRunner {
   void request_launcher_stop(RunningTest& running) const;
   bool launcher_stacks_taken(const RunningTest& running) const;
   void collect_launcher_stacks(TestResult& result, const RunningTest& running) const;
+  // Fork servers (fork_server_pool.cpp).
+  ForkServer* fork_server_for(const select::PlannedTest& test, bool& starting);
+  void give_up_fork_server(const TestSource& source, const std::string& why);
+  void poll_fork_servers(Clock::time_point now);
+  std::vector<int> starting_server_descriptors() const;
+  // Deadlines and stopping (supervision.cpp).
   void rank_ended(RunningTest& running, Rank& rank, Clock::time_point now);
   void enforce_deadlines(Clock::time_point now);
+  void advance(RunningTest& running, Clock::time_point now);
   void terminate(RunningTest& running, Clock::time_point now);
   void signal_test(const RunningTest& running, int signal) const;
   Clock::time_point next_deadline() const;
-  schedule::Finished finish(RunningTest& running);
   void end_left_behind(RunningTest& running, const process::ChildProcess& last_rank);
+  bool ask_for_stacks(RunningTest& running) const;
+  bool audits_let_go(const RunningTest& running) const;
   bool start_stack_dumps(RunningTest& running);
-  void detach_audits(const RunningTest& running) const;
-  void request_python_stacks(const RunningTest& running) const;
-  ForkServer* fork_server_for(const select::PlannedTest& test);
-  void give_up_fork_server(const TestSource& source, const std::string& why);
   std::vector<std::string> markers(const RunningTest& running) const;
   // Every live process of the test: its group, its cgroup, its markers.
   std::vector<pid_t> test_processes(const RunningTest& running, pid_t group) const;
-  void note_cgroup_usage(TestResult& result, const RunningTest& running) const;
-  void note_failed_descendant(TestResult& result, const RunningTest& running) const;
-  void judge_exit_probe(const RunningTest& running, const Rank& rank);
-  static void note_left_behind(TestResult& result, const RunningTest& running);
-  RankResult classify_rank(const RunningTest& running, const Rank& rank) const;
+  // The end of a test: facts gathered, judged, enriched (test_end.cpp).
+  schedule::Finished finish(RunningTest& running);
+  void judge_exit_probe(const RunningTest& running, const Rank& rank,
+                        const std::optional<std::string>& report);
 
   const RunFolder& folder_;
   process::SignalWatch& signals_;
@@ -162,7 +199,7 @@ class ProcessTestRunner final : public schedule::TestRunner {
   bool stopping_ = false;  // stop_all() was called
   // One per pytest source in fork-server mode; sources whose server could
   // not serve run plain.
-  std::map<std::string, std::unique_ptr<ForkServer>> fork_servers_;
+  std::map<std::string, std::unique_ptr<ForkServer>> fork_servers_;  // serving or starting
   std::set<std::string> no_fork_server_;
   // Exits of orphans not (yet) known as a rank: a forked test can end
   // before the fork server's answer makes it one.

@@ -41,6 +41,13 @@ std::string skip_reason(const Json& phase) {
   return text;
 }
 
+// pytest.xfail("why") leaves "reason: why" in wasxfail; the mark leaves "why".
+std::string xfail_reason(const Json& phase) {
+  auto text = phase["wasxfail"].get<std::string>();
+  if (text.rfind("reason: ", 0) == 0) text = text.substr(8);
+  return text;
+}
+
 std::string exit_code_name(int code) {
   switch (code) {
     case 2: return "exit code 2: pytest was interrupted";
@@ -77,10 +84,10 @@ std::optional<PytestVerdict> read_pytest_verdict(std::string_view text, const st
         verdict.status = PytestVerdict::Status::teardown_error;
     } else if (outcome == "skipped" && (when == "setup" || when == "call")) {
       verdict.status = xfail ? PytestVerdict::Status::xfailed : PytestVerdict::Status::skipped;
-      verdict.reason = xfail ? phase["wasxfail"].get<std::string>() : skip_reason(phase);
+      verdict.reason = xfail ? xfail_reason(phase) : skip_reason(phase);
     } else if (outcome == "passed" && when == "call") {
       verdict.status = xfail ? PytestVerdict::Status::xpassed : PytestVerdict::Status::passed;
-      if (xfail) verdict.reason = phase["wasxfail"].get<std::string>();
+      if (xfail) verdict.reason = xfail_reason(phase);
     }
     call_seen |= when == "call" || (when == "setup" && outcome != "passed");
     teardown_seen |= when == "teardown";
@@ -92,7 +99,7 @@ std::optional<PytestVerdict> read_pytest_verdict(std::string_view text, const st
   return verdict;
 }
 
-TestResult classify_pytest_test(const GtestProcessEnd& end,
+TestResult classify_pytest_test(const ProcessEnd& end,
                                 const std::optional<PytestVerdict>& verdict) {
   using Status = PytestVerdict::Status;
   if (auto stopped = classify_stopped_process(end)) {
@@ -139,8 +146,13 @@ TestResult classify_pytest_test(const GtestProcessEnd& end,
     case Status::xpassed:
       if (exit.code != 0) {
         result.outcome = Outcome::failed;
-        result.reason = fmt::format("{} although pytest reported the test {}",
-                                    exit_code_name(exit.code),
+        // pytest had reported the test; the code was set after that, at
+        // interpreter exit (an atexit handler, a plugin's session finish),
+        // so pytest's own meaning of the code would mislead.
+        result.reason = fmt::format("exit code {} at interpreter exit, although pytest reported "
+                                    "the test {} (an atexit handler or a plugin's session-finish "
+                                    "hook set it)",
+                                    exit.code,
                                     verdict->status == Status::skipped ? "skipped" : "passed");
         return result;
       }

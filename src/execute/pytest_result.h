@@ -38,7 +38,7 @@ std::optional<PytestVerdict> read_pytest_verdict(std::string_view json, const st
 
 // The outcome: a crash is a crash; a non-zero exit after pytest reported
 // success is a failure; no result at all is a failure even after exit 0.
-TestResult classify_pytest_test(const GtestProcessEnd& end,
+TestResult classify_pytest_test(const ProcessEnd& end,
                                 const std::optional<PytestVerdict>& verdict);
 
 }  // namespace ranktest::execute

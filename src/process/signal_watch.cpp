@@ -33,8 +33,8 @@ SignalWatch::~SignalWatch() {
   pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
 }
 
-SignalWatch::Wakeup SignalWatch::wait_until(
-    std::chrono::steady_clock::time_point deadline) {
+SignalWatch::Wakeup SignalWatch::wait_until(std::chrono::steady_clock::time_point deadline,
+                                            const std::vector<int>& descriptors) {
   Wakeup wakeup;
   const auto now = std::chrono::steady_clock::now();
   const auto remaining =
@@ -42,8 +42,12 @@ SignalWatch::Wakeup SignalWatch::wait_until(
   // Never sleep longer than a second: a lost wakeup costs at most that.
   const int timeout_ms = static_cast<int>(
       std::clamp<std::chrono::milliseconds::rep>(remaining.count() + 1, 0, 1000));
-  pollfd descriptor{fd_, POLLIN, 0};
-  if (poll(&descriptor, 1, timeout_ms) <= 0) return wakeup;
+  std::vector<pollfd> polled{{fd_, POLLIN, 0}};
+  for (const int fd : descriptors) polled.push_back({fd, POLLIN, 0});
+  if (poll(polled.data(), polled.size(), timeout_ms) <= 0) return wakeup;
+  wakeup.descriptor_ready = std::any_of(polled.begin() + 1, polled.end(),
+                                        [](const pollfd& p) { return p.revents != 0; });
+  if (polled.front().revents == 0) return wakeup;
   signalfd_siginfo info;
   while (read(fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
     if (info.ssi_signo == SIGCHLD)

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <optional>
+#include <vector>
 
 namespace ranktest::process {
 
@@ -21,10 +22,14 @@ class SignalWatch {
     bool child_exited = false;
     // SIGINT, SIGTERM or SIGHUP, when one arrived.
     std::optional<int> termination_signal;
+    // One of the descriptors given to wait_until is readable (or closed).
+    bool descriptor_ready = false;
   };
 
-  // Sleeps until a watched signal arrives or `deadline` passes.
-  Wakeup wait_until(std::chrono::steady_clock::time_point deadline);
+  // Sleeps until a watched signal arrives, one of `descriptors` becomes
+  // readable, or `deadline` passes: every wait of the runner is this one.
+  Wakeup wait_until(std::chrono::steady_clock::time_point deadline,
+                    const std::vector<int>& descriptors = {});
 
   bool valid() const { return fd_ >= 0; }
 

@@ -47,6 +47,8 @@ TEST_P(PytestModes, EveryWayATestEndsHasItsOutcome) {
       {"test_outcomes.py::test_parametrized[<c>]", {"passed", ""}},
       {"test_outcomes.py::test_parametrized[d::e]", {"passed", ""}},
       {"test_broken_import.py", {"error", "collection failed"}},
+      // Skipped as a whole at import: one skipped test, as pytest counts it.
+      {"test_skipped_module.py", {"skipped", "could not import 'module_this_machine_does_not_have'"}},
       // Decided by pytest's hooks, not the test body: the same as pytest
       // itself says (tests/python/test_hooks.py).
       {"test_hooks.py::test_a_warning_made_an_error_fails", {"failed", ""}},

@@ -81,7 +81,7 @@ TEST(TestOutput, KeepsWhatTheTestPrintedWithoutRepeatingFailures) {
 // The classification table: how the process ended x what gtest reported.
 struct Case {
   const char* name;
-  GtestProcessEnd end;
+  ProcessEnd end;
   std::optional<Status> verdict;
   Outcome outcome;
   const char* reason;

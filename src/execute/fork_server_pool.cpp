@@ -1,0 +1,79 @@
+// The runner's fork servers: one per source that starts the same way
+// (ForkServer::key), started when its first test is, polled while it
+// collects (its tests wait in Phase::waiting_for_server, without a clock),
+// given up for good when it cannot serve (its tests then run plain, said
+// once as a run warning).
+#include <fmt/format.h>
+
+#include "execute/process_test_runner.h"
+
+namespace ranktest::execute {
+
+ForkServer* ProcessTestRunner::fork_server_for(const select::PlannedTest& test, bool& starting) {
+  starting = false;
+  const auto& source = *test.test->source;
+  const auto key = ForkServer::key(source);
+  if (no_fork_server_.count(key)) return nullptr;
+  if (auto it = fork_servers_.find(key); it != fork_servers_.end()) {
+    starting = it->second->starting();
+    return it->second.get();
+  }
+  const auto log = folder_.path() / fmt::format("fork-server-{}.log", fork_servers_.size() + 1);
+  // It has as long to collect as its first test has to run.
+  auto server = ForkServer::launch(source, adapter_for(source.kind), log,
+                                   Clock::now() + test.settings->timeout);
+  if (!server) {
+    give_up_fork_server(source, server.error().message);
+    return nullptr;
+  }
+  starting = true;
+  return fork_servers_.emplace(key, std::move(*server)).first->second.get();
+}
+
+// Said once per source; its tests then start one process each.
+void ProcessTestRunner::give_up_fork_server(const TestSource& source, const std::string& why) {
+  const auto key = ForkServer::key(source);
+  if (!no_fork_server_.insert(key).second) return;
+  fork_servers_.erase(key);
+  options_.warn(fmt::format("the fork server of {} cannot fork tests: {}; running its "
+                            "tests in plain mode (a fresh process each)",
+                            source.label, why));
+}
+
+// Servers that said they are ready (or that they cannot serve) start the
+// tests waiting for them: forked, or plain.
+void ProcessTestRunner::poll_fork_servers(Clock::time_point now) {
+  std::vector<std::pair<std::string, std::optional<std::string>>> settled;  // key, why not
+  for (auto& [key, server] : fork_servers_) {
+    if (!server->starting()) continue;
+    auto ready = server->poll_ready(now);
+    if (!ready) continue;
+    settled.emplace_back(key, *ready ? std::nullopt
+                                     : std::optional<std::string>(ready->error().message));
+  }
+  for (const auto& [key, why_not] : settled) {
+    std::vector<RunningTest*> waiting;
+    for (const auto& running : running_)
+      if (running->phase == Phase::waiting_for_server &&
+          ForkServer::key(*running->test->test->source) == key)
+        waiting.push_back(running.get());
+    if (why_not) {
+      // Said once, naming the source of the first test that waited.
+      if (!waiting.empty()) give_up_fork_server(*waiting.front()->test->test->source, *why_not);
+      no_fork_server_.insert(key);
+      fork_servers_.erase(key);
+    }
+    for (RunningTest* running : waiting)
+      if (!spawn_ranks(*running))
+        std::erase_if(running_, [&](const auto& r) { return r.get() == running; });
+  }
+}
+
+std::vector<int> ProcessTestRunner::starting_server_descriptors() const {
+  std::vector<int> descriptors;
+  for (const auto& [key, server] : fork_servers_)
+    if (server->starting()) descriptors.push_back(server->reply_fd());
+  return descriptors;
+}
+
+}  // namespace ranktest::execute

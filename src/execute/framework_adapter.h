@@ -1,0 +1,82 @@
+// What the runner knows of a test framework, and all it knows: how to start
+// one test as one rank (alone, or forked from a fork server), and how to read
+// what that rank did. One file per framework (gtest_adapter.cpp,
+// pytest_adapter.cpp); the supervisor, the judge and the fork server branch
+// on none of them. Listing a framework's tests is the discover stage's part.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "execute/gtest_result.h"
+#include "execute/launch_plan.h"
+#include "model/test_case.h"
+
+namespace ranktest::execute {
+
+// One rank as its framework tells it.
+struct RankReading {
+  TestResult result;    // outcome, reason, failures
+  std::string excerpt;  // what the test printed, less what the framework added
+  // When the rank's first failing phase ended (seconds since the epoch),
+  // where the framework records it.
+  std::optional<double> failed_at;
+};
+
+class FrameworkAdapter {
+ public:
+  virtual ~FrameworkAdapter() = default;
+
+  // The stem of each rank's result file in the attempt folder
+  // ("gtest": gtest.json, gtest-rank-1.json).
+  virtual std::string_view report_stem() const = 0;
+
+  // Adds to `plan` (holding the source's environment already) the command
+  // that runs only `test` and writes its result to `report`.
+  virtual void add_command(const TestCase& test, const std::filesystem::path& report,
+                           const std::filesystem::path& attempt_folder, RankPlan& plan) const = 0;
+
+  // A rank's end read together with its result file (nullopt: none was
+  // written) and the end of its log.
+  virtual RankReading read(const TestCase& test, const ProcessEnd& end,
+                           const std::optional<std::string>& report,
+                           std::string_view log_tail) const = 0;
+
+  // The fork server's command and environment for `source`, where
+  // `library` is libranktest-forkserver.so; an error says why it cannot
+  // have one.
+  virtual Expected<RankPlan> fork_server_command(const TestSource& source,
+                                                 const std::filesystem::path& library) const = 0;
+
+  // Adds to a fork request what this framework's server reads to start a
+  // test (docs/fork-server.md): the test and its environment.
+  virtual void add_fork_request(const TestCase& test, const std::vector<std::string>& argv,
+                                const std::vector<std::string>& environment, bool full_exit,
+                                nlohmann::json& message) const = 0;
+
+  // Whether the test's processes write their stacks when sent SIGUSR2
+  // (python-stacks-<pid>.txt in the attempt folder), which a debugger
+  // attaching would otherwise hide.
+  virtual bool dumps_stacks_on_signal() const { return false; }
+
+  // Whether a forked test can skip the server's teardown (fork-exit), so a
+  // source's first forked test probes whether that teardown matters.
+  virtual bool has_fast_exit() const { return false; }
+
+  // For a framework with a fast exit: whether the full exit of a forked
+  // test agrees with what it reported (see ExitProbe); nullopt when the
+  // report does not tell (the test did not get that far).
+  virtual std::optional<bool> exit_agrees(const TestCase&, const ProcessExit&,
+                                          const std::optional<std::string>& /*report*/) const {
+    return std::nullopt;
+  }
+};
+
+const FrameworkAdapter& adapter_for(SuiteKind kind);
+
+}  // namespace ranktest::execute

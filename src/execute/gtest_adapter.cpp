@@ -1,0 +1,85 @@
+// GoogleTest: one test of a binary runs as the binary with --gtest_filter
+// naming it and --gtest_output writing its JSON report; its fork server is
+// the binary itself with libranktest-forkserver.so preloaded.
+#include <fmt/format.h>
+
+#include "execute/framework_adapter.h"
+#include "framework/gtest_invocation.h"
+
+namespace ranktest::execute {
+namespace {
+
+// Argv and environment go to the gtest server byte for byte (a test name
+// need not be UTF-8); JSON strings cannot carry that, so hex.
+nlohmann::json hex(const std::vector<std::string>& strings) {
+  auto list = nlohmann::json::array();
+  for (const auto& text : strings) {
+    std::string digits;
+    digits.reserve(text.size() * 2);
+    for (const unsigned char c : text) digits += fmt::format("{:02x}", c);
+    list.push_back(std::move(digits));
+  }
+  return list;
+}
+
+class GtestAdapter final : public FrameworkAdapter {
+ public:
+  std::string_view report_stem() const override { return "gtest"; }
+
+  void add_command(const TestCase& test, const std::filesystem::path& report,
+                   const std::filesystem::path&, RankPlan& plan) const override {
+    const TestSource& source = *test.source;
+    plan.argv.push_back(source.executable.string());
+    // The user's arguments first: gtest takes the last of a repeated flag,
+    // so ranktest's own filter and report path win.
+    plan.argv.insert(plan.argv.end(), source.extra_args.begin(), source.extra_args.end());
+    plan.argv.push_back("--gtest_filter=" + test.name);
+    plan.argv.push_back("--gtest_output=json:" + report.string());
+    plan.set.emplace_back("GTEST_COLOR", "no");
+    plan.remove = framework::gtest_variables_to_remove();
+  }
+
+  RankReading read(const TestCase& test, const ProcessEnd& end,
+                   const std::optional<std::string>& report,
+                   std::string_view log_tail) const override {
+    std::optional<GtestVerdict> verdict;
+    if (report) verdict = read_gtest_verdict(*report, test.name);
+    RankReading reading;
+    reading.result = classify_gtest_test(end, verdict, log_tail);
+    reading.excerpt = gtest_test_output(log_tail, test.name, reading.result.failures);
+    return reading;
+  }
+
+  Expected<RankPlan> fork_server_command(const TestSource& source,
+                                         const std::filesystem::path& library) const override {
+    RankPlan plan;
+    plan.argv = {source.executable.string()};
+    plan.set.emplace_back("LD_PRELOAD", library.string());
+    return plan;
+  }
+
+  void add_fork_request(const TestCase&, const std::vector<std::string>& argv,
+                        const std::vector<std::string>& environment, bool full_exit,
+                        nlohmann::json& message) const override {
+    message["argv_hex"] = hex(argv);
+    message["env_hex"] = hex(environment);
+    message["exit"] = full_exit ? "full" : "fast";
+  }
+
+  bool has_fast_exit() const override { return true; }
+
+  std::optional<bool> exit_agrees(const TestCase& test, const ProcessExit& exit,
+                                  const std::optional<std::string>& report) const override {
+    if (!report) return std::nullopt;
+    return exit_agrees_with_report(exit, read_gtest_verdict(*report, test.name));
+  }
+};
+
+}  // namespace
+
+const FrameworkAdapter& gtest_adapter() {
+  static const GtestAdapter adapter;
+  return adapter;
+}
+
+}  // namespace ranktest::execute

@@ -1,0 +1,189 @@
+#include "execute/judge.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <algorithm>
+
+#include "config/duration.h"
+#include "execute/memory_verdict.h"
+#include "text/sanitize.h"
+
+namespace ranktest::execute {
+namespace {
+
+// Keep the end of a long excerpt: the lines before a crash matter most.
+constexpr std::size_t kExcerptBytes = 8 * 1024;
+
+// The root cause is the first rank to fail: by the framework's own clock
+// where every failed rank has one, else by which the supervisor saw first.
+std::optional<int> root_cause_of(const TestFacts& facts) {
+  if (!facts.first_failed || facts.timed_out || facts.interrupted) return facts.first_failed;
+  const EndedRank* first = &facts.ranks[static_cast<std::size_t>(*facts.first_failed)];
+  for (const auto& rank : facts.ranks)
+    if (is_failure(rank.result.outcome) && !rank.stopped && rank.result.failed_at &&
+        first->result.failed_at && *rank.result.failed_at < *first->result.failed_at)
+      first = &rank;
+  return first->result.rank;
+}
+
+// The test's outcome from its ranks': the root cause's when a rank failed;
+// ranks that agree give their outcome (all skipped: skipped); ranks that
+// differ, none failing, passed.
+Outcome combined_outcome(const std::vector<RankResult>& ranks, std::optional<int> root_cause) {
+  if (root_cause) return ranks[static_cast<std::size_t>(*root_cause)].outcome;
+  const bool agree = std::all_of(ranks.begin(), ranks.end(), [&](const auto& r) {
+    return r.outcome == ranks.front().outcome;
+  });
+  return agree && !ranks.empty() ? ranks.front().outcome : Outcome::passed;
+}
+
+void append(TestResult& result, const std::string& note) {
+  result.reason += (result.reason.empty() ? "" : "; ") + note;
+}
+
+// A pass that left processes running is `leaked` (or, with leak = "warn",
+// a pass that says so); a test that failed anyway keeps its outcome.
+void judge_left_behind(TestResult& result, const TestFacts& facts) {
+  const auto count = facts.left_behind.size();
+  if (count == 0) return;
+  std::string pids;
+  for (std::size_t i = 0; i < count && i < 5; ++i)
+    pids += (i ? ", " : "") + std::to_string(facts.left_behind[i]);
+  if (count > 5) pids += ", ...";
+  const auto note = fmt::format("left {} process{} running, killed (pid {})", count,
+                                count == 1 ? "" : "es", pids);
+  if (ended_cleanly(result.outcome) && facts.leak_is_failure) {
+    result.outcome = Outcome::leaked;
+    result.reason = note;
+  } else {
+    append(result, note);
+  }
+}
+
+// A test that hangs after a process it started failed (a worker that died,
+// a queue that never gets its item) is explained by that process first:
+// the audit saw it end before the timeout; the stacks only show the
+// survivors waiting for it.
+void name_failed_descendant(TestResult& result, const TestFacts& facts) {
+  for (const auto& rank : facts.ranks) {
+    if (!rank.audited) continue;
+    for (const auto& child : *rank.audited) {
+      if (!ended_badly(child)) continue;
+      const auto what = describe(child);
+      append(result, "probable root cause: " + what);
+      result.failures.insert(
+          result.failures.begin(),
+          FailureMessage{std::nullopt,
+                         fmt::format("probable root cause: {}{} before the test hung",
+                                     facts.ranks.size() > 1
+                                         ? fmt::format("[rank {}] ", rank.result.rank)
+                                         : std::string(),
+                                     what)});
+      return;  // the first that failed
+    }
+  }
+}
+
+// Peak memory and process count, and what the limits did: a process the
+// OOM killer ended is named as such, never a mysterious SIGKILL, never a pass.
+void judge_cgroup(TestResult& result, const TestFacts& facts) {
+  if (!facts.usage) return;
+  const auto& usage = *facts.usage;
+  result.peak_memory = usage.peak_memory;
+  result.peak_processes = usage.peak_processes;
+  if (usage.oom_kills > 0) {
+    OutOfMemoryFacts oom{usage.oom_kills, usage.memory_limit_reached, facts.max_memory, {}};
+    // Who it took: a SIGKILL ranktest did not send, to a rank or to a
+    // process the audit saw.
+    for (const auto& rank : facts.ranks) {
+      const auto& exit = rank.result.exit;
+      if (exit && exit->signaled && exit->signal == SIGKILL && !rank.stopped &&
+          !facts.timed_out && !facts.interrupted)
+        oom.killed.push_back(fmt::format("rank {} (pid {})", rank.result.rank, rank.pid));
+      if (rank.audited)
+        for (const auto& child : *rank.audited)
+          if (child.signal == SIGKILL) oom.killed.push_back(describe_process(child));
+    }
+    judge_out_of_memory(result, oom);
+  }
+  if (usage.process_limit_hit && facts.max_processes)
+    append(result, fmt::format("reached max-processes {}: forks failed", *facts.max_processes));
+}
+
+}  // namespace
+
+RankResult judge_rank(const RankFacts& facts) {
+  const TestResult& read = facts.reading.result;
+  RankResult result;
+  result.rank = facts.rank;
+  result.outcome = read.outcome;
+  result.reason = read.reason;
+  result.failures = read.failures;
+  result.exit = facts.exit;
+  result.duration = facts.duration;
+  result.log_path = facts.log_path;
+  result.output_excerpt = text::keep_end_utf8(facts.reading.excerpt, kExcerptBytes);
+  result.failed_at = facts.reading.failed_at;
+  if (result.outcome == Outcome::timed_out)
+    result.reason = fmt::format("after {}", config::format_duration(facts.timeout));
+  if ((result.outcome == Outcome::passed || result.outcome == Outcome::xpassed) &&
+      facts.audited) {
+    std::vector<const AuditedChild*> failed;
+    for (const auto& child : *facts.audited)
+      if (ended_badly(child)) failed.push_back(&child);
+    if (!failed.empty()) {
+      // A pass with a child that failed: the failure a swallowing wrapper hid.
+      result.outcome = Outcome::child_failed;
+      result.reason = describe(*failed.front());
+      if (failed.size() > 1) {
+        result.reason += fmt::format(" (and {} more)", failed.size() - 1);
+        for (const auto* child : failed)
+          result.failures.push_back(FailureMessage{std::nullopt, describe(*child)});
+      }
+    }
+  }
+  return result;
+}
+
+TestResult judge_test(const TestFacts& facts) {
+  const auto root_cause = root_cause_of(facts);
+  const bool stopped_for_a_failure = root_cause && !facts.timed_out && !facts.interrupted;
+  TestResult result;
+  for (const auto& rank : facts.ranks) {
+    RankResult rank_result = rank.result;
+    // A rank stopped because another failed is not a root cause; say so.
+    if (rank.stopped && stopped_for_a_failure) {
+      rank_result.outcome = Outcome::interrupted;
+      rank_result.reason = fmt::format("stopped after rank {} failed", *root_cause);
+    }
+    result.ranks.push_back(std::move(rank_result));
+  }
+  if (result.ranks.empty()) {
+    result.reason = "the test has no rank";
+    return result;
+  }
+  if (facts.interrupted) result.outcome = Outcome::interrupted;
+  else if (facts.timed_out && !root_cause) result.outcome = Outcome::timed_out;
+  else result.outcome = combined_outcome(result.ranks, root_cause);
+  if (root_cause) result.root_cause_rank = *root_cause;
+  const auto& lead = result.ranks[static_cast<std::size_t>(root_cause.value_or(0))];
+  const bool many = result.ranks.size() > 1;
+  result.reason = lead.reason;
+  if (many && root_cause && !result.reason.empty())
+    result.reason = fmt::format("rank {}: {}", *root_cause, result.reason);
+  else if (many && root_cause)
+    result.reason = fmt::format("rank {} failed first", *root_cause);
+  if (result.outcome == Outcome::interrupted)
+    result.reason = "stopped because the run was interrupted";
+  result.failures = lead.failures;
+  result.exit = lead.exit;
+  result.log_path = lead.log_path;
+  result.output_excerpt = lead.output_excerpt;
+  judge_left_behind(result, facts);
+  if (result.outcome == Outcome::timed_out) name_failed_descendant(result, facts);
+  judge_cgroup(result, facts);
+  return result;
+}
+
+}  // namespace ranktest::execute

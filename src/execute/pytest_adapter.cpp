@@ -1,0 +1,85 @@
+// pytest: one test runs as pytest given that test alone, with ranktest's
+// plugin writing how each phase went; its fork server is pytest that
+// collects once, then forks a process per test (the plugin's _serve).
+#include "execute/framework_adapter.h"
+#include "execute/pytest_result.h"
+#include "framework/pytest_invocation.h"
+#include "text/sanitize.h"
+
+namespace ranktest::execute {
+namespace {
+
+class PytestAdapter final : public FrameworkAdapter {
+ public:
+  std::string_view report_stem() const override { return "pytest"; }
+
+  void add_command(const TestCase& test, const std::filesystem::path& report,
+                   const std::filesystem::path& attempt_folder, RankPlan& plan) const override {
+    const TestSource& source = *test.source;
+    plan.argv = framework::pytest_base_args(source.executable.string());
+    // -s: the test's output goes to its log as it is written (a hung
+    // rank's last words matter); the plugin reports the result.
+    plan.argv.push_back("-s");
+    plan.argv.insert(plan.argv.end(), source.extra_args.begin(), source.extra_args.end());
+    const auto& run_argument = test.detail().run_argument;
+    plan.argv.push_back(run_argument.empty() ? test.name : run_argument);
+    if (const auto plugin = framework::pytest_plugin_path())
+      plan.set.emplace_back("PYTHONPATH", framework::pytest_python_path(*plugin));
+    plan.set.emplace_back("PYTHONUNBUFFERED", "1");
+    plan.set.emplace_back("RANKTEST_RESULT_FILE", report.string());
+    plan.set.emplace_back("RANKTEST_STACK_DIR", attempt_folder.string());
+  }
+
+  RankReading read(const TestCase& test, const ProcessEnd& end,
+                   const std::optional<std::string>& report,
+                   std::string_view log_tail) const override {
+    std::optional<PytestVerdict> verdict;
+    if (report) verdict = read_pytest_verdict(*report, test.name);
+    RankReading reading;
+    reading.result = classify_pytest_test(end, verdict);
+    if (verdict) reading.failed_at = verdict->failed_at;
+    // What the test printed, less the failure report the plugin appends.
+    reading.excerpt = std::string(log_tail.substr(0, log_tail.find("\n" + test.name + " FAILED in ")));
+    return reading;
+  }
+
+  Expected<RankPlan> fork_server_command(const TestSource& source,
+                                         const std::filesystem::path& library) const override {
+    const auto plugin = framework::pytest_plugin_path();
+    if (!plugin) return Error{"cannot find ranktest's pytest plugin"};
+    RankPlan plan;
+    plan.argv = framework::pytest_base_args(source.executable.string());
+    plan.argv.push_back("-s");
+    plan.argv.insert(plan.argv.end(), source.collect_arguments.begin(),
+                     source.collect_arguments.end());
+    plan.set.emplace_back("PYTHONPATH", framework::pytest_python_path(*plugin));
+    plan.set.emplace_back("PYTHONUNBUFFERED", "1");
+    // How its tests become the runner's children (one fork each, not two).
+    plan.set.emplace_back("RANKTEST_FORK_LIBRARY", library.string());
+    return plan;
+  }
+
+  void add_fork_request(const TestCase& test, const std::vector<std::string>&,
+                        const std::vector<std::string>& environment, bool,
+                        nlohmann::json& message) const override {
+    message["nodeid"] = test.name;
+    auto env = nlohmann::json::object();
+    for (const auto& entry : environment) {
+      const auto equals = entry.find('=');
+      if (equals != std::string::npos)
+        env[text::repair_utf8(entry.substr(0, equals))] = text::repair_utf8(entry.substr(equals + 1));
+    }
+    message["env"] = std::move(env);
+  }
+
+  bool dumps_stacks_on_signal() const override { return true; }
+};
+
+}  // namespace
+
+const FrameworkAdapter& pytest_adapter() {
+  static const PytestAdapter adapter;
+  return adapter;
+}
+
+}  // namespace ranktest::execute

@@ -1,0 +1,310 @@
+// How the supervisor moves a test through its phases (RunningTest::Phase):
+// a rank's end, the grace period after a failure, the timeout with its
+// stacks, SIGTERM, SIGKILL. Nothing here waits: each phase has a deadline
+// that wait() sleeps to, along with everything else.
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "execute/enrichment.h"
+#include "execute/judge.h"
+#include "execute/output_limit.h"
+#include "execute/process_test_runner.h"
+#include "execute/stack_dump.h"
+#include "process/process_scan.h"
+#include "text/file_tail.h"
+
+namespace ranktest::execute {
+namespace {
+
+constexpr std::size_t kTailBytes = 64 * 1024;
+// How long the debuggers get to take the stacks of a hung test.
+constexpr auto kStackDumpTime = std::chrono::seconds(20);
+// How long Python ranks get to write their stacks (faulthandler writes from
+// its signal handler at once) and audits get to let go of their tracees.
+constexpr auto kPythonStackTime = std::chrono::milliseconds(200);
+constexpr auto kAuditDetachTime = std::chrono::seconds(1);
+// How often a phase that waits for something without a signal looks.
+constexpr auto kLookInterval = std::chrono::milliseconds(20);
+// SIGKILL again this often until the last rank is reaped (a process forked
+// between two signals escapes one, not two).
+constexpr auto kKillAgain = std::chrono::milliseconds(100);
+
+}  // namespace
+
+void ProcessTestRunner::rank_ended(RunningTest& running, Rank& rank, Clock::time_point now) {
+  const TestCase& test = *running.test->test;
+  // The log is held to max-output before it is read, and read once.
+  keep_head_and_tail(rank.log_path, options_.max_output);
+  const auto tail = text::read_file_tail(rank.log_path, kTailBytes);
+  std::optional<std::string> report;
+  if (std::filesystem::exists(rank.report_path)) report = text::read_file(rank.report_path);
+  if (!rank.audit_path.empty()) rank.audited = parse_child_audit(text::read_file(rank.audit_path));
+  const ProcessEnd end{rank.child.exit(), running.timed_out, running.interrupted};
+  rank.result = judge_rank(RankFacts{
+      .rank = rank.rank,
+      .reading = adapter_for(test.source->kind).read(test, end, report, tail.bytes),
+      .exit = rank.child.exit(),
+      .duration = std::chrono::duration_cast<std::chrono::milliseconds>(rank.ended - running.started),
+      .log_path = rank.log_path.string(),
+      .audited = rank.audited,
+      .timeout = running.test->settings->timeout});
+  if (!rank.exit_probe_of.empty()) judge_exit_probe(running, rank, report);
+  if (running.first_failed || running.timed_out || running.interrupted) return;
+  if (!is_failure(rank.result->outcome)) return;
+  // The first failure is the root cause; the others get the grace period
+  // to finish on their own (or fail too), then are stopped.
+  running.first_failed = rank.rank;
+  if (!running.all_reaped() && running.phase == Phase::running)
+    running.enter(Phase::draining, now + options_.grace_period);
+}
+
+void ProcessTestRunner::terminate(RunningTest& running, Clock::time_point now) {
+  for (auto& d : running.dumpers)
+    if (!d.child.exit()) d.child.signal_group(SIGKILL);
+  // Ranks a launcher started are asked through their ranktest-rank, on
+  // whichever node they run; the launcher goes on to collect their ends.
+  if (running.launcher) request_launcher_stop(running);
+  else signal_test(running, SIGTERM);
+  running.enter(Phase::terminating, now + options_.grace_period);
+}
+
+// Everything of the test gets `signal`: its process group, each rank even
+// if it moved to another group (setpgid), and whatever carries the test's
+// marker elsewhere. A stopped process is continued so it can act on it.
+void ProcessTestRunner::signal_test(const RunningTest& running, int signal) const {
+  const auto* leader = running.unreaped();
+  if (!leader) return;
+  leader->signal_group(signal);
+  for (const auto& rank : running.ranks)
+    if (rank.child.is_ours() && !rank.child.exit()) ::kill(rank.child.pid(), signal);
+  for (const pid_t pid : test_processes(running, leader->process_group())) ::kill(pid, signal);
+  if (signal != SIGKILL) {
+    leader->signal_group(SIGCONT);
+    for (const auto& rank : running.ranks)
+      if (rank.child.is_ours() && !rank.child.exit()) ::kill(rank.child.pid(), SIGCONT);
+  }
+}
+
+void ProcessTestRunner::enforce_deadlines(Clock::time_point now) {
+  // The logs are looked at on every wake and at least every 100 ms, every
+  // 10 ms while one keeps growing past max-output: the disk a test's output
+  // holds stays near the limit while it writes, not only after it ends.
+  if (options_.max_output > 0 && options_.capture_output) {
+    bool growing = false;
+    for (auto& running : running_)
+      for (const auto& rank : running->ranks)
+        if (!rank.log_path.empty() && !rank.result && running->phase != Phase::waiting_for_server)
+          growing |= release_middle(rank.log_path, options_.max_output);
+    next_output_check_ = now + (growing ? std::chrono::milliseconds(10)
+                                        : std::chrono::milliseconds(100));
+  }
+  for (auto& running : running_) advance(*running, now);
+}
+
+// One step of a test's phases, where its time has come.
+void ProcessTestRunner::advance(RunningTest& running, Clock::time_point now) {
+  if (running.phase == Phase::waiting_for_server) return;
+  // Before a rank is judged still running (stopped, timed out), look.
+  if (running.launcher && (now >= running.next_poll || now >= running.deadline ||
+                           (running.phase != Phase::running && now >= running.phase_ends)))
+    poll_rank_ends(running, now);
+  if ((running.phase == Phase::running || running.phase == Phase::draining) &&
+      now >= running.next_slow_note && now < running.deadline) {
+    slow_.push_back({running.assignment, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                             now - running.started)});
+    running.next_slow_note += running.test->settings->slow;
+  }
+  switch (running.phase) {
+    case Phase::waiting_for_server:
+      return;
+    case Phase::running:
+    case Phase::draining:
+      if (running.phase == Phase::draining && now >= running.phase_ends) {
+        for (auto& rank : running.ranks) rank.stopped = !rank.child.exit();
+        terminate(running, now);
+      } else if (now >= running.deadline) {
+        running.timed_out = true;
+        if (running.interrupted) terminate(running, now);
+        else if (ask_for_stacks(running)) running.enter(Phase::asking_stacks, now + kAuditDetachTime);
+        else if (start_stack_dumps(running)) running.enter(Phase::dumping_stacks, now + kStackDumpTime);
+        else terminate(running, now);
+      }
+      return;
+    case Phase::asking_stacks:
+      if (now >= running.phase_ends || (now >= running.python_stacks_by && audits_let_go(running))) {
+        if (start_stack_dumps(running)) running.enter(Phase::dumping_stacks, now + kStackDumpTime);
+        else terminate(running, now);
+      }
+      return;
+    case Phase::dumping_stacks: {
+      const bool dumped = running.launcher
+                              ? launcher_stacks_taken(running)
+                              : std::all_of(running.dumpers.begin(), running.dumpers.end(),
+                                            [](const Dumper& d) { return d.child.exit(); });
+      if (dumped || now >= running.phase_ends) terminate(running, now);
+      return;
+    }
+    case Phase::terminating:
+      if (now < running.phase_ends) return;
+      if (running.launcher) {
+        // The ranks did not stop: the launcher ends them its own way.
+        signal_test(running, SIGTERM);
+        running.enter(Phase::terminating_launcher, now + options_.grace_period);
+        return;
+      }
+      [[fallthrough]];
+    case Phase::terminating_launcher:
+    case Phase::killing:
+      if (now < running.phase_ends) return;
+      signal_test(running, SIGKILL);
+      running.enter(Phase::killing, now + kKillAgain);
+      return;
+  }
+}
+
+ProcessTestRunner::Clock::time_point ProcessTestRunner::next_deadline() const {
+  auto next = Clock::time_point::max();
+  if (!running_.empty() && options_.max_output > 0 && options_.capture_output)
+    next = next_output_check_;
+  for (const auto& [key, server] : fork_servers_)
+    if (server->starting()) next = std::min(next, server->ready_by());
+  const auto now = Clock::now();
+  for (const auto& running : running_) {
+    switch (running->phase) {
+      case Phase::waiting_for_server:
+        continue;
+      case Phase::running:
+        next = std::min({next, running->deadline, running->next_slow_note});
+        break;
+      case Phase::draining:
+        next = std::min({next, running->deadline, running->next_slow_note, running->phase_ends});
+        break;
+      case Phase::asking_stacks:
+        next = std::min({next, running->phase_ends, std::max(now + kLookInterval,
+                                                             running->python_stacks_by)});
+        break;
+      default:
+        next = std::min(next, running->phase_ends);
+    }
+    // A rank a launcher started ends without a signal to this process.
+    if (running->launcher) next = std::min(next, running->next_poll);
+  }
+  return next;
+}
+
+void ProcessTestRunner::end_left_behind(RunningTest& running,
+                                        const process::ChildProcess& last_rank) {
+  // Its group and anything else carrying this test's marker in its
+  // environment (setsid escapes, double-forked daemons) still running now
+  // was left behind. The last rank is a zombie, so its group id is safe.
+  running.left_behind = test_processes(running, last_rank.process_group());
+  // A child that is exiting right now (an _exit() racing its parent's)
+  // is not a leak: give what was found a moment to become a zombie.
+  for (int wait = 0; wait < 20 && !running.left_behind.empty(); ++wait) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    running.left_behind = test_processes(running, last_rank.process_group());
+  }
+  last_rank.signal_group(SIGKILL);
+  for (const pid_t pid : running.left_behind) ::kill(pid, SIGKILL);
+  if (running.cgroup) running.cgroup->kill_all();
+}
+
+// With a cgroup, its members are the test's processes: nothing the test
+// starts can leave it (short of a root process writing itself into another
+// cgroup, whose exit the subreaper still sees). Without one, every process
+// of the machine is scanned for the test's group and environment markers.
+std::vector<pid_t> ProcessTestRunner::test_processes(const RunningTest& running,
+                                                     pid_t group) const {
+  if (running.cgroup) {
+    auto pids = running.cgroup->processes();
+    std::sort(pids.begin(), pids.end());
+    pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+    return pids;
+  }
+  return process::find_test_processes(group, markers(running));
+}
+
+std::vector<std::string> ProcessTestRunner::markers(const RunningTest& running) const {
+  return {"RANKTEST_RUN_DIR=" + folder_.path().string(),
+          "RANKTEST_TEST_ID=" + running.test->test->id,
+          "RANKTEST_ATTEMPT=" + std::to_string(running.assignment.attempt)};
+}
+
+// At the timeout, before any debugger attaches (it would stop what it
+// attaches to): Python processes running ranktest's plugin write their own
+// stacks on SIGUSR2 (faulthandler, even while blocked in C code), and each
+// ranktest-audit lets go of its tracees on SIGUSR1 (a debugger cannot attach
+// to a traced process). False when there was nobody to ask.
+bool ProcessTestRunner::ask_for_stacks(RunningTest& running) const {
+  if (running.launcher) return false;
+  const auto* leader = running.unreaped();
+  if (!leader) return false;
+  bool asked = false;
+  running.python_stacks_by = Clock::now();
+  if (adapter_for(running.test->test->source->kind).dumps_stacks_on_signal()) {
+    const auto processes = test_processes(running, leader->process_group());
+    for (const auto& [pid, path] : python_stack_files(running.folder))
+      if (std::find(processes.begin(), processes.end(), pid) != processes.end()) {
+        ::kill(pid, SIGUSR2);
+        asked = true;
+        running.python_stacks_by = Clock::now() + kPythonStackTime;
+      }
+  }
+  for (const auto& rank : running.ranks)
+    if (!rank.audit_path.empty() && rank.child.is_ours() && !rank.child.exit()) {
+      ::kill(rank.child.pid(), SIGUSR1);
+      asked = true;
+    }
+  return asked;
+}
+
+// No process of the test is traced by its ranks' ranktest-audit any more.
+bool ProcessTestRunner::audits_let_go(const RunningTest& running) const {
+  std::vector<pid_t> helpers;
+  for (const auto& rank : running.ranks)
+    if (!rank.audit_path.empty() && rank.child.is_ours() && !rank.child.exit())
+      helpers.push_back(rank.child.pid());
+  const auto* leader = running.unreaped();
+  if (helpers.empty() || !leader) return true;
+  const auto processes = test_processes(running, leader->process_group());
+  return std::none_of(processes.begin(), processes.end(), [&](pid_t pid) {
+    const auto tracer = process::tracer_of(pid);
+    return std::find(helpers.begin(), helpers.end(), tracer) != helpers.end();
+  });
+}
+
+// A debugger per process of the test (every rank and whatever they
+// started) writes all its threads' stacks. False when none could be
+// started (no gdb): then nothing waits.
+bool ProcessTestRunner::start_stack_dumps(RunningTest& running) {
+  if (running.launcher) return request_launcher_stacks(running);
+  const auto* leader = running.unreaped();
+  if (!leader) return false;
+  for (const pid_t pid : test_processes(running, leader->process_group())) {
+    const bool audit_helper = std::any_of(running.ranks.begin(), running.ranks.end(), [&](const Rank& r) {
+      return !r.audit_path.empty() && r.child.pid() == pid;
+    });
+    if (audit_helper) continue;  // ranktest's own process, not the test's
+    process::SpawnRequest request;
+    request.argv = stack_dump_command(pid);
+    request.environment = process::make_environment({}, {});
+    request.stdout_path = running.folder / fmt::format("stacks-{}.txt", pid);
+    auto child = process::ChildProcess::spawn(request);
+    if (!child) continue;
+    // A rank's number from the runner's own records (a forked test's
+    // environment in /proc is its fork server's), else from its RANK.
+    int rank_number = -1;
+    for (const auto& r : running.ranks)
+      if (r.child.pid() == pid) rank_number = r.rank;
+    if (rank_number < 0)
+      if (const auto rank = process::environment_value(pid, "RANK"))
+        rank_number = std::atoi(rank->c_str());
+    running.dumpers.push_back(Dumper{pid, rank_number, request.stdout_path, std::move(*child)});
+  }
+  return !running.dumpers.empty();
+}
+
+}  // namespace ranktest::execute

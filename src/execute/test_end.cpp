@@ -1,0 +1,75 @@
+// The end of a test: the supervisor gathers the facts (its ranks' ends, the
+// audit, the cgroup, the stacks), the judge decides, the enrichment explains.
+#include <fmt/format.h>
+
+#include "execute/enrichment.h"
+#include "execute/judge.h"
+#include "execute/process_test_runner.h"
+
+namespace ranktest::execute {
+
+schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
+  const auto& settings = *running.test->settings;
+  TestFacts facts;
+  for (const auto& rank : running.ranks)
+    facts.ranks.push_back(EndedRank{*rank.result, rank.stopped,
+                                    rank.remote_pid ? rank.remote_pid : rank.child.pid(),
+                                    rank.audited});
+  facts.first_failed = running.first_failed;
+  facts.timed_out = running.timed_out;
+  facts.interrupted = running.interrupted;
+  facts.left_behind = running.left_behind;
+  facts.leak_is_failure = settings.leak_is_failure;
+  if (running.cgroup) facts.usage = running.cgroup->usage();
+  facts.max_memory = settings.max_memory;
+  facts.max_processes = settings.max_processes;
+
+  TestResult result = judge_test(facts);
+
+  find_suspicious_lines(result, options_.suspicious_output);
+  attach_hints(result, options_.hints);
+  if (running.launcher) collect_launcher_stacks(result, running);
+  std::vector<TakenStack> taken;
+  for (const auto& d : running.dumpers) taken.push_back(TakenStack{d.pid, d.rank, d.path});
+  attach_stacks(result, taken, running.folder,
+                running.timed_out && adapter_for(running.test->test->source->kind)
+                                         .dumps_stacks_on_signal(),
+                [&](pid_t pid) {
+                  for (const auto& r : running.ranks)
+                    if ((r.child.is_ours() && r.child.pid() == pid) || r.remote_pid == pid)
+                      return r.rank;
+                  return -1;
+                });
+  result.duration =
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - running.started);
+  if (options_.cgroups) {
+    options_.cgroups->remove_later(std::move(running.cgroup));
+    options_.cgroups->collect_garbage();
+  }
+  schedule::Finished finished{running.assignment, std::move(result)};
+  finished.forked = running.forked;
+  return finished;
+}
+
+// The probe of a binary's teardown ended (see ExitProbe): if its full exit
+// agreed with the framework's report, the binary's other tests take the
+// fast exit; if the teardown changed how it ended, none does; if the test
+// did not get far enough to tell, the next test probes again.
+void ProcessTestRunner::judge_exit_probe(const RunningTest& running, const Rank& rank,
+                                         const std::optional<std::string>& report) {
+  const auto it = fork_servers_.find(rank.exit_probe_of);
+  if (it == fork_servers_.end()) return;
+  const TestCase& test = *running.test->test;
+  std::optional<bool> agrees;
+  if (rank.child.exit() && !running.timed_out && !running.interrupted && !rank.stopped)
+    agrees = adapter_for(test.source->kind).exit_agrees(test, *rank.child.exit(), report);
+  it->second->set_exit_probe(!agrees ? ExitProbe::untried
+                                     : *agrees ? ExitProbe::fast : ExitProbe::full);
+  if (agrees == false)
+    options_.warn(fmt::format(
+        "{}'s exit-time teardown changes how a test ends ({}: {}); its forked tests exit "
+        "fully, as a fresh process would (fork-exit = \"full\")",
+        test.source->label, test.name, rank.result ? rank.result->reason : std::string("?")));
+}
+
+}  // namespace ranktest::execute

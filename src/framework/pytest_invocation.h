@@ -1,0 +1,23 @@
+// How ranktest starts pytest, for listing and for running alike: below
+// both the discover and the execute stage, so neither includes the other.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ranktest::framework {
+
+// The folder holding the ranktest_pytest package (put on PYTHONPATH):
+// RANKTEST_PYTHONPATH if set, else python/ beside the build folder or
+// share/ranktest/python beside the installed binary.
+std::optional<std::filesystem::path> pytest_plugin_path();
+
+// The arguments every pytest run of ranktest starts with.
+std::vector<std::string> pytest_base_args(const std::string& python);
+
+// PYTHONPATH with the plugin folder first.
+std::string pytest_python_path(const std::filesystem::path& plugin);
+
+}  // namespace ranktest::framework
