@@ -1,0 +1,80 @@
+// The supervisor never blocks: a fork server that takes long to collect
+// holds back only the tests that wait for it; every other test's timeout
+// fires on time, and Ctrl-C ends the run at once.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+
+#include "harness.h"
+
+namespace ranktest::testing {
+namespace {
+
+// A pytest suite whose collection takes 20 s in the fork server only
+// (discovery collects it at once), and the gtest fixture's endless loop.
+void write_slow_server_suite(const Workdir& dir, bool with_hang) {
+  dir.write("conftest.py",
+            "import os, time\n"
+            "if os.environ.get('RANKTEST_FORK_SERVER'):\n"
+            "    time.sleep(20)\n");
+  dir.write("test_slow.py", "def test_waits_for_its_server():\n    pass\n");
+  std::string config =
+      "timeout = \"60s\"\ngrace-period = \"1s\"\n"
+      "[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+      "mode = \"fork-server\"\npaths = [\"test_slow.py\"]\n";
+  if (with_hang)
+    config += "[[source]]\nkind = \"gtest\"\npaths = [\"" + fixture("outcomes") +
+              "\"]\n"
+              "[[override]]\nfilter = \"*LoopsForever\"\ntimeout = \"1s\"\n";
+  dir.write("ranktest.toml", config);
+}
+
+TEST(Supervision, ACollectingForkServerDelaysNoOtherTestsTimeout) {
+  Workdir dir;
+  write_slow_server_suite(dir, true);
+  const auto run = run_ranktest(dir, {"run", "-j", "2", "--filter", "*LoopsForever",
+                                      "--filter", "*test_waits_for_its_server"});
+  const auto finished = run.finished();
+  ASSERT_EQ(finished.size(), 2u) << run.out << run.err;
+  const auto& hung = finished.at("fixture_outcomes::Outcomes.LoopsForever")["result"];
+  const auto& waited = finished.at("test_slow.py::test_waits_for_its_server")["result"];
+  EXPECT_EQ(hung["outcome"], "timed-out") << run.out;
+  EXPECT_EQ(waited["outcome"], "passed") << run.out;
+  // The hung test ended while the server was still collecting: its end
+  // came first, long before the server's 20 s were up.
+  std::vector<std::string> order;
+  for (const auto& event : run.events())
+    if (event.value("event", "") == "test-finished") order.push_back(event["test"]["id"]);
+  EXPECT_EQ(order.front(), "fixture_outcomes::Outcomes.LoopsForever") << run.out;
+  EXPECT_LT(hung["duration_ms"].get<int>(), 15000) << hung.dump(2);
+  // The waiting test's clock started when its server served.
+  EXPECT_LT(waited["duration_ms"].get<int>(), 15000) << waited.dump(2);
+  EXPECT_EQ(run.out.find("cannot fork tests"), std::string::npos) << run.out;
+}
+
+TEST(Supervision, CtrlCWhileAForkServerCollectsEndsTheRunAtOnce) {
+  Workdir dir;
+  write_slow_server_suite(dir, false);
+  const auto journal = dir.path() / ".ranktest" / "runs" / "latest" / "events.jsonl";
+  const auto begun = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point signalled;
+  const auto run = run_ranktest(dir, {"run"}, SIGINT, [&] {
+    const bool started = read_file(journal).find("\"test-started\"") != std::string::npos;
+    if (started) signalled = std::chrono::steady_clock::now();
+    return started;
+  });
+  const auto after_signal = std::chrono::steady_clock::now() - signalled;
+  EXPECT_EQ(run.exit_code, 130) << run.out << run.err;
+  // The server's 20 s of collection were not waited for.
+  EXPECT_LT(after_signal, std::chrono::seconds(10))
+      << std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - begun).count();
+  const auto finished = run.finished();
+  ASSERT_EQ(finished.size(), 1u) << run.out;
+  EXPECT_EQ(finished.begin()->second["result"]["outcome"], "interrupted");
+  EXPECT_EQ(run.events().back()["event"], "run-finished");
+  EXPECT_EQ(surviving_processes(run.run_dir()), std::vector<std::string>{});
+}
+
+}  // namespace
+}  // namespace ranktest::testing

@@ -1,0 +1,226 @@
+// The judge from facts alone: every outcome a test can end with, the root
+// cause among ranks, and what an audit, a leak or the OOM killer changes.
+#include "execute/judge.h"
+
+#include <signal.h>
+
+#include <gtest/gtest.h>
+
+namespace ranktest::execute {
+namespace {
+
+ProcessExit exited(int code) {
+  ProcessExit exit;
+  exit.code = code;
+  return exit;
+}
+
+ProcessExit killed_by(int signal) {
+  ProcessExit exit;
+  exit.signaled = true;
+  exit.signal = signal;
+  return exit;
+}
+
+RankResult rank(int number, Outcome outcome, std::string reason = "",
+                std::optional<double> failed_at = std::nullopt) {
+  RankResult result;
+  result.rank = number;
+  result.outcome = outcome;
+  result.reason = std::move(reason);
+  result.failed_at = failed_at;
+  result.exit = exited(is_failure(outcome) ? 1 : 0);
+  return result;
+}
+
+TestFacts facts_of(std::vector<RankResult> ranks) {
+  TestFacts facts;
+  for (auto& r : ranks) {
+    if (!facts.first_failed && is_failure(r.outcome)) facts.first_failed = r.rank;
+    facts.ranks.push_back(EndedRank{std::move(r), false, 1000 + r.rank, std::nullopt});
+  }
+  return facts;
+}
+
+AuditedChild child(pid_t pid, std::optional<int> code, std::optional<int> signal = {}) {
+  AuditedChild c;
+  c.pid = pid;
+  c.command = "python3 worker.py";
+  c.exit_code = code;
+  c.signal = signal;
+  return c;
+}
+
+RankFacts reading_of(Outcome outcome, std::string reason = "") {
+  RankFacts facts;
+  facts.reading.result.outcome = outcome;
+  facts.reading.result.reason = std::move(reason);
+  facts.reading.excerpt = "what it printed";
+  facts.exit = exited(0);
+  facts.timeout = std::chrono::seconds(90);
+  return facts;
+}
+
+TEST(JudgeRank, TakesItsFrameworksReading) {
+  for (const auto outcome : {Outcome::passed, Outcome::xpassed, Outcome::skipped,
+                             Outcome::xfailed, Outcome::failed, Outcome::crashed,
+                             Outcome::error, Outcome::interrupted}) {
+    const auto result = judge_rank(reading_of(outcome, "why"));
+    EXPECT_EQ(result.outcome, outcome) << to_string(outcome);
+    EXPECT_EQ(result.reason, "why");
+    EXPECT_EQ(result.output_excerpt, "what it printed");
+  }
+}
+
+TEST(JudgeRank, ATimedOutRankSaysAfterWhichTimeout) {
+  const auto result = judge_rank(reading_of(Outcome::timed_out, "whatever it said"));
+  EXPECT_EQ(result.outcome, Outcome::timed_out);
+  EXPECT_EQ(result.reason, "after 1m30s");
+}
+
+TEST(JudgeRank, APassWhoseChildFailedIsChildFailed) {
+  auto facts = reading_of(Outcome::passed);
+  facts.audited = std::vector<AuditedChild>{child(7, 0), child(8, 17), child(9, std::nullopt, SIGSEGV)};
+  const auto result = judge_rank(facts);
+  EXPECT_EQ(result.outcome, Outcome::child_failed);
+  EXPECT_EQ(result.reason, "child 8 (python3 worker.py) exited with code 17 (and 1 more)");
+  ASSERT_EQ(result.failures.size(), 2u);
+  EXPECT_NE(result.failures[1].text.find("SIGSEGV"), std::string::npos);
+}
+
+TEST(JudgeRank, ChildrenThatEndedWellOrWereStoppedChangeNothing) {
+  auto facts = reading_of(Outcome::passed);
+  facts.audited = std::vector<AuditedChild>{child(7, 0), child(8, std::nullopt, SIGTERM),
+                                            child(9, std::nullopt, SIGKILL)};
+  EXPECT_EQ(judge_rank(facts).outcome, Outcome::passed);
+}
+
+TEST(JudgeRank, AFailureKeepsItsOwnReasonWhateverItsChildrenDid) {
+  auto facts = reading_of(Outcome::failed, "assertion");
+  facts.audited = std::vector<AuditedChild>{child(8, 3)};
+  const auto result = judge_rank(facts);
+  EXPECT_EQ(result.outcome, Outcome::failed);
+  EXPECT_EQ(result.reason, "assertion");
+}
+
+TEST(JudgeTest, RanksThatAgreeGiveTheirOutcome) {
+  for (const auto outcome : {Outcome::passed, Outcome::skipped, Outcome::xfailed}) {
+    const auto result =
+        judge_test(facts_of({rank(0, outcome), rank(1, outcome), rank(2, outcome)}));
+    EXPECT_EQ(result.outcome, outcome) << to_string(outcome);
+    EXPECT_EQ(result.root_cause_rank, -1);
+  }
+  // Ranks that differ, none failing: passed.
+  EXPECT_EQ(judge_test(facts_of({rank(0, Outcome::passed), rank(1, Outcome::skipped)})).outcome,
+            Outcome::passed);
+}
+
+TEST(JudgeTest, TheFirstRankToFailIsTheRootCauseAndNamedInTheReason) {
+  auto facts = facts_of({rank(0, Outcome::passed), rank(1, Outcome::crashed, "SIGSEGV"),
+                         rank(2, Outcome::failed, "")});
+  const auto result = judge_test(facts);
+  EXPECT_EQ(result.outcome, Outcome::crashed);
+  EXPECT_EQ(result.root_cause_rank, 1);
+  EXPECT_EQ(result.reason, "rank 1: SIGSEGV");
+  facts.first_failed = 2;
+  EXPECT_EQ(judge_test(facts).reason, "rank 2 failed first");
+}
+
+TEST(JudgeTest, TheFrameworksClockDecidesWhichRankFailedFirst) {
+  // Rank 2's process ended first, but rank 1's assertion came earlier.
+  auto facts = facts_of({rank(0, Outcome::passed), rank(1, Outcome::failed, "late exit", 10.0),
+                         rank(2, Outcome::failed, "early exit", 11.0)});
+  facts.first_failed = 2;
+  EXPECT_EQ(judge_test(facts).root_cause_rank, 1);
+}
+
+TEST(JudgeTest, RanksStoppedAfterAFailureAreNotRootCauses) {
+  auto facts = facts_of({rank(0, Outcome::failed, "assertion"), rank(1, Outcome::crashed, "SIGTERM")});
+  facts.first_failed = 0;
+  facts.ranks[1].stopped = true;
+  const auto result = judge_test(facts);
+  EXPECT_EQ(result.outcome, Outcome::failed);
+  EXPECT_EQ(result.ranks[1].outcome, Outcome::interrupted);
+  EXPECT_EQ(result.ranks[1].reason, "stopped after rank 0 failed");
+}
+
+TEST(JudgeTest, ATimeoutWithoutAFailureIsTimedOut) {
+  auto facts = facts_of({rank(0, Outcome::timed_out, "after 3s"), rank(1, Outcome::timed_out, "after 3s")});
+  facts.first_failed.reset();
+  facts.timed_out = true;
+  const auto result = judge_test(facts);
+  EXPECT_EQ(result.outcome, Outcome::timed_out);
+  EXPECT_EQ(result.reason, "after 3s");
+}
+
+TEST(JudgeTest, AHangAfterAChildFailedNamesItAsTheProbableRootCause) {
+  auto facts = facts_of({rank(0, Outcome::timed_out, "after 3s")});
+  facts.first_failed.reset();
+  facts.timed_out = true;
+  facts.ranks[0].audited = std::vector<AuditedChild>{child(41, std::nullopt, SIGABRT)};
+  const auto result = judge_test(facts);
+  EXPECT_EQ(result.outcome, Outcome::timed_out);
+  EXPECT_NE(result.reason.find("probable root cause: child 41"), std::string::npos) << result.reason;
+  ASSERT_FALSE(result.failures.empty());
+  EXPECT_EQ(result.failures.front().text.rfind("probable root cause: child 41", 0), 0u);
+}
+
+TEST(JudgeTest, AnInterruptedTestIsInterruptedWhateverItsRanksSaid) {
+  auto facts = facts_of({rank(0, Outcome::failed, "SIGTERM")});
+  facts.interrupted = true;
+  const auto result = judge_test(facts);
+  EXPECT_EQ(result.outcome, Outcome::interrupted);
+  EXPECT_EQ(result.reason, "stopped because the run was interrupted");
+}
+
+TEST(JudgeTest, APassThatLeftProcessesIsLeakedOrSaysSo) {
+  auto facts = facts_of({rank(0, Outcome::passed)});
+  facts.left_behind = {11, 12};
+  auto result = judge_test(facts);
+  EXPECT_EQ(result.outcome, Outcome::leaked);
+  EXPECT_EQ(result.reason, "left 2 processes running, killed (pid 11, 12)");
+  facts.leak_is_failure = false;  // leak = "warn"
+  result = judge_test(facts);
+  EXPECT_EQ(result.outcome, Outcome::passed);
+  EXPECT_EQ(result.reason, "left 2 processes running, killed (pid 11, 12)");
+  // A failure keeps its outcome and says it too.
+  facts = facts_of({rank(0, Outcome::failed, "assertion")});
+  facts.left_behind = {11};
+  result = judge_test(facts);
+  EXPECT_EQ(result.outcome, Outcome::failed);
+  EXPECT_EQ(result.reason, "assertion; left 1 process running, killed (pid 11)");
+}
+
+TEST(JudgeTest, ARankTheOomKillerEndedIsNeverAPassAndIsNamed) {
+  auto facts = facts_of({rank(0, Outcome::passed), rank(1, Outcome::crashed, "SIGKILL")});
+  facts.ranks[1].result.exit = killed_by(SIGKILL);
+  facts.usage = process::CgroupUsage{.peak_memory = 300u << 20, .oom_kills = 1,
+                                     .memory_limit_reached = true};
+  facts.max_memory = 256u << 20;
+  const auto result = judge_test(facts);
+  EXPECT_TRUE(is_failure(result.outcome));
+  EXPECT_NE(result.reason.find("rank 1 (pid 1001)"), std::string::npos) << result.reason;
+  EXPECT_NE(result.reason.find("max-memory 256.0 MiB"), std::string::npos) << result.reason;
+  EXPECT_EQ(result.peak_memory, std::optional<std::uint64_t>(300u << 20));
+}
+
+TEST(JudgeTest, AWorkerTheOomKillerEndedTurnsAPassIntoChildFailed) {
+  auto facts = facts_of({rank(0, Outcome::passed)});
+  facts.ranks[0].audited = std::vector<AuditedChild>{child(55, std::nullopt, SIGKILL)};
+  facts.usage = process::CgroupUsage{.oom_kills = 1, .memory_limit_reached = false};
+  const auto result = judge_test(facts);
+  EXPECT_EQ(result.outcome, Outcome::child_failed);
+  EXPECT_NE(result.reason.find("child 55"), std::string::npos) << result.reason;
+  EXPECT_NE(result.reason.find("OOM killer"), std::string::npos) << result.reason;
+}
+
+TEST(JudgeTest, AForkRefusedAtMaxProcessesIsSaid) {
+  auto facts = facts_of({rank(0, Outcome::failed, "fork: Resource temporarily unavailable")});
+  facts.usage = process::CgroupUsage{.process_limit_hit = true};
+  facts.max_processes = 16;
+  EXPECT_NE(judge_test(facts).reason.find("reached max-processes 16: forks failed"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace ranktest::execute

@@ -1,0 +1,63 @@
+// How a pytest process's end reads together with the plugin's phases.
+#include "execute/pytest_result.h"
+
+#include <gtest/gtest.h>
+
+namespace ranktest::execute {
+namespace {
+
+std::string phases(const std::string& list) {
+  return R"({"version": 1, "nodeid": "t.py::test", "phases": [)" + list + "]}";
+}
+
+const char* kPassed =
+    R"({"when": "setup", "outcome": "passed"}, {"when": "call", "outcome": "passed"},
+       {"when": "teardown", "outcome": "passed"})";
+
+ProcessEnd exited(int code) {
+  ProcessExit exit;
+  exit.code = code;
+  return ProcessEnd{exit, false, false};
+}
+
+TEST(PytestVerdict, APassIsAPassOnlyWithExitZero) {
+  const auto verdict = read_pytest_verdict(phases(kPassed), "t.py::test");
+  ASSERT_TRUE(verdict);
+  EXPECT_EQ(classify_pytest_test(exited(0), verdict).outcome, Outcome::passed);
+  // An exit code set after pytest reported (an atexit handler, a plugin's
+  // session finish) fails the test, and is not called pytest's own error.
+  const auto late = classify_pytest_test(exited(3), verdict);
+  EXPECT_EQ(late.outcome, Outcome::failed);
+  EXPECT_EQ(late.reason.find("internal error"), std::string::npos) << late.reason;
+  EXPECT_NE(late.reason.find("exit code 3 at interpreter exit"), std::string::npos) << late.reason;
+}
+
+TEST(PytestVerdict, NoReportedResultIsNeverAPass) {
+  const auto verdict =
+      read_pytest_verdict(phases(R"({"when": "setup", "outcome": "passed"})"), "t.py::test");
+  EXPECT_EQ(classify_pytest_test(exited(0), verdict).outcome, Outcome::failed);
+  EXPECT_EQ(classify_pytest_test(exited(0), std::nullopt).outcome, Outcome::failed);
+  // pytest's own codes before it ran the test: an error, named.
+  const auto usage = classify_pytest_test(exited(4), std::nullopt);
+  EXPECT_EQ(usage.outcome, Outcome::error);
+  EXPECT_NE(usage.reason.find("usage error"), std::string::npos);
+}
+
+TEST(PytestVerdict, AnImperativeXfailKeepsOnlyItsReason) {
+  const auto verdict = read_pytest_verdict(
+      phases(R"({"when": "setup", "outcome": "passed"},
+                {"when": "call", "outcome": "skipped", "wasxfail": "reason: flaky on CI"},
+                {"when": "teardown", "outcome": "passed"})"),
+      "t.py::test");
+  const auto result = classify_pytest_test(exited(0), verdict);
+  EXPECT_EQ(result.outcome, Outcome::xfailed);
+  EXPECT_EQ(result.reason, "xfail: flaky on CI");
+}
+
+TEST(PytestVerdict, AReportAboutAnotherTestIsNoVerdict) {
+  EXPECT_FALSE(read_pytest_verdict(phases(kPassed), "t.py::other"));
+  EXPECT_FALSE(read_pytest_verdict("not json", "t.py::test"));
+}
+
+}  // namespace
+}  // namespace ranktest::execute
