@@ -12,6 +12,7 @@
 #include "model/overloaded.h"
 #include "report/github_reporter.h"
 #include "report/html_reporter.h"
+#include "app/report_outputs.h"
 #include "report/junit_reporter.h"
 #include "report/terminal_reporter.h"
 #include "report/trace_reporter.h"
@@ -24,22 +25,12 @@ namespace {
 // still annotates the failures it recorded).
 void add_outputs(events::Dispatcher& dispatcher, const CommandLine& cli, std::string title) {
   report::TerminalOptions terminal;
-  terminal.rerun_command = cli.program + " run";
   terminal.status_level = *report::status_level_from_string(cli.status_level);
   terminal.final_status_level = *report::status_level_from_string(cli.final_status_level);
   terminal.color = report::terminal_style(stdout, cli.color).color;  // no live line: nothing runs
   terminal.replay_title = std::move(title);
-  if (cli.junit) terminal.report_files.emplace_back("JUnit report", cli.junit->string());
-  if (cli.html) terminal.report_files.emplace_back("HTML report", cli.html->string());
-  if (cli.trace) terminal.report_files.emplace_back("trace", cli.trace->string());
-  dispatcher.add(std::make_unique<report::TerminalReporter>(stdout, std::move(terminal)));
-  if (cli.junit) dispatcher.add(std::make_unique<report::JunitReporter>(*cli.junit));
-  if (cli.html)
-    dispatcher.add(std::make_unique<report::HtmlReporter>(
-        *cli.html, report::HtmlOptions{cli.program + " run"}));
-  if (cli.trace) dispatcher.add(std::make_unique<report::TraceReporter>(*cli.trace));
-  if (auto github = report::github_reporter_from_environment(stdout))
-    dispatcher.add(std::move(github));
+  add_report_outputs(dispatcher,
+                     ReportOutputs{cli.junit, cli.html, cli.trace, cli.program + " run", terminal});
 }
 
 int fail(const Failure& failure) {

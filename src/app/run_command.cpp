@@ -19,6 +19,7 @@
 #include "execute/launcher_command.h"
 #include "execute/process_test_runner.h"
 #include "execute/run_folder.h"
+#include "app/report_outputs.h"
 #include "report/junit_reporter.h"
 #include "report/terminal_reporter.h"
 #include "process/port_probe.h"
@@ -175,31 +176,21 @@ int run_command(const CommandLine& cli) {
   auto journal = events::Journal::open(folder->path() / "events.jsonl");
   if (!journal) return fail({ExitCode::internal_error, journal.error().message});
   dispatcher.add(std::move(*journal));
-  if (cli.message_format == MessageFormat::json)
+  ReportOutputs outputs{config.junit, config.html, cli.trace, rerun_command(cli), std::nullopt};
+  if (cli.message_format == MessageFormat::json) {
     dispatcher.add(std::make_unique<report::JsonLinesReporter>(stdout));
-  else {
+  } else {
     const auto style = report::terminal_style(stdout, cli.color);
     report::TerminalOptions terminal;
-    terminal.rerun_command = rerun_command(cli);
     terminal.status_level = *report::status_level_from_string(cli.status_level);
     terminal.final_status_level = *report::status_level_from_string(cli.final_status_level);
     terminal.color = style.color;
     // With --no-capture the tests write to the terminal themselves.
     terminal.live_status = style.live_status && !cli.no_capture;
     terminal.expected_durations = expected;
-    if (config.junit) terminal.report_files.emplace_back("JUnit report", config.junit->string());
-    if (config.html) terminal.report_files.emplace_back("HTML report", config.html->string());
-    if (cli.trace) terminal.report_files.emplace_back("trace", cli.trace->string());
-    dispatcher.add(std::make_unique<report::TerminalReporter>(stdout, std::move(terminal)));
+    outputs.terminal = std::move(terminal);
   }
-  if (auto github = report::github_reporter_from_environment(stdout))
-    dispatcher.add(std::move(github));
-  if (config.junit)
-    dispatcher.add(std::make_unique<report::JunitReporter>(*config.junit));
-  if (config.html)
-    dispatcher.add(std::make_unique<report::HtmlReporter>(
-        *config.html, report::HtmlOptions{rerun_command(cli)}));
-  if (cli.trace) dispatcher.add(std::make_unique<report::TraceReporter>(*cli.trace));
+  add_report_outputs(dispatcher, std::move(outputs));
   if (history)
     dispatcher.add(std::make_unique<history::HistoryReporter>(
         history, history::detect_context(config.root), stderr));
@@ -246,13 +237,18 @@ int run_command(const CommandLine& cli) {
     if (!port_locks.problem().empty()) warn(port_locks.problem());
     execute::ProcessTestRunner runner(
         *folder, signals,
-        execute::RunnerOptions{config.grace_period, !cli.no_capture,
-                               kinds_of(inventory), config.max_output,
-                               config.suspicious_output, execute::audit_helper_path(),
-                               all_hints(config),
-                               cgroups->available() ? cgroups.get() : nullptr,
-                               config.mpirun, config.slurm, execute::rank_helper_path(),
-                               warn});
+        execute::RunnerOptions{.grace_period = config.grace_period,
+                               .capture_output = !cli.no_capture,
+                               .inventory_kinds = kinds_of(inventory),
+                               .max_output = config.max_output,
+                               .suspicious_output = config.suspicious_output,
+                               .audit_helper = execute::audit_helper_path(),
+                               .hints = all_hints(config),
+                               .cgroups = cgroups->available() ? cgroups.get() : nullptr,
+                               .mpirun = config.mpirun,
+                               .slurm = config.slurm,
+                               .rank_helper = execute::rank_helper_path(),
+                               .warn = warn});
     schedule::ResourcePool resources(
         config.jobs, inventory,
         schedule::PortPool(

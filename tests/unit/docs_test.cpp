@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "app/exit_code.h"
@@ -17,6 +18,26 @@ std::string read_doc(const std::string& name) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+// docs/adapters.md explains every question a framework adapter answers:
+// a method added to the interface without a word there fails here.
+TEST(Docs, AdapterGuideNamesEveryMethodOfTheInterface) {
+  const auto doc = read_doc("adapters.md");
+  ASSERT_FALSE(doc.empty());
+  std::ifstream in(std::string(RANKTEST_SOURCE_DIR) + "/src/execute/framework_adapter.h");
+  std::stringstream header;
+  header << in.rdbuf();
+  const std::string text = header.str();
+  const std::regex method(R"(virtual [^;{]*?\b(\w+)\()");
+  int methods = 0;
+  for (std::sregex_iterator it(text.begin(), text.end(), method), end; it != end; ++it) {
+    const auto name = (*it)[1].str();
+    if (name == "FrameworkAdapter") continue;
+    ++methods;
+    EXPECT_NE(doc.find("`" + name + "`"), std::string::npos) << name;
+  }
+  EXPECT_GE(methods, 6);
 }
 
 TEST(Docs, ConfigurationReferenceNamesEveryKey) {
