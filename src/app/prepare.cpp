@@ -1,9 +1,11 @@
 #include "app/prepare.h"
 
 #include <fmt/format.h>
+
 #include <sched.h>
 
 #include <set>
+#include <unordered_set>
 #include <thread>
 
 #include "config/config_loader.h"
@@ -129,6 +131,17 @@ std::variant<std::vector<TestCase>, Failure> discover_tests(
                      fmt::format("interrupted while collecting {}", source.place.to_string())};
     take_all(tests, std::move(found->tests));
   }
+  // One id, one test: two sources that collect the same test (overlapping
+  // paths) would share its folder, its log and its reports' entries.
+  std::unordered_set<std::string_view> ids;
+  ids.reserve(tests.size());
+  for (const auto& test : tests)
+    if (!ids.insert(test.id).second)
+      return Failure{ExitCode::discovery_error,
+                     fmt::format("test {} is collected by two [[source]] tables (their paths "
+                                 "overlap); give each test one source: narrow `paths` or add "
+                                 "`exclude`",
+                                 test.id)};
   return tests;
 }
 

@@ -89,6 +89,22 @@ TEST(DiscoveryErrors, ARelativeBinaryPathIsNeverLookedUpInPath) {
   EXPECT_EQ(elsewhere.exit_code, 0) << elsewhere.out << elsewhere.err;
 }
 
+// Two sources that collect the same test would share its folder and log:
+// a discovery error naming the test, not a run where one overwrites the other.
+TEST(DiscoveryErrors, ATestCollectedByTwoSourcesIsAnError) {
+  Workdir dir;
+  dir.write("test_twice.py", "def test_once():\n    pass\n");
+  const std::string source =
+      "[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\npaths = [\"test_twice.py\"]\n";
+  dir.write("ranktest.toml", source + source);
+  const auto run = run_ranktest(dir, {"run"});
+  EXPECT_EQ(run.exit_code, 3) << run.out << run.err;
+  EXPECT_NE(run.err.find("test_twice.py::test_once is collected by two [[source]] tables"),
+            std::string::npos) << run.err;
+  dir.write("ranktest.toml", source);
+  EXPECT_EQ(run_ranktest(dir, {"run"}).exit_code, 0);
+}
+
 // A binary's listing is kept: an unchanged binary is not run again to list
 // it, a changed one is, and --recollect lists every binary afresh.
 TEST(DiscoveryCache, AnUnchangedBinaryIsListedOnce) {
