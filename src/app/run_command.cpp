@@ -1,6 +1,7 @@
 #include "app/run_command.h"
 
 #include <fmt/format.h>
+#include <sys/resource.h>
 
 #include <cstdio>
 #include <random>
@@ -274,6 +275,11 @@ int run_command(const CommandLine& cli) {
   if (schedule.cancel == schedule::CancelReason::interrupted)
     end.cancel_reason = "interrupted";
   end.exit_code = exit_code_for(recorder.counts(), schedule, dispatcher);
+  rusage own{};
+  if (::getrusage(RUSAGE_SELF, &own) == 0)
+    end.runner_cpu = std::chrono::milliseconds(
+        (own.ru_utime.tv_sec + own.ru_stime.tv_sec) * 1000 +
+        (own.ru_utime.tv_usec + own.ru_stime.tv_usec) / 1000);
   dispatcher.dispatch(end);
   // A reporter may have failed on the last event.
   return exit_code_for(recorder.counts(), schedule, dispatcher);

@@ -205,7 +205,8 @@ Json to_json(const Event& event) {
                       {"fork_only", e.counts.fork_only}}},
                     {"duration_ms", e.duration.count()},
                     {"cancel_reason", e.cancel_reason},
-                    {"exit_code", e.exit_code}};
+                    {"exit_code", e.exit_code},
+                    {"runner_cpu_ms", e.runner_cpu.count()}};
           }},
       event);
   Json json = {{"event", kind_name(event)}};

@@ -125,6 +125,9 @@ struct RunFinished {
   // "" when the run was not cut short; "fail-fast", "interrupted" else.
   std::string cancel_reason;
   int exit_code = 0;
+  // CPU time the runner itself used (user and system, its threads, not its
+  // tests): what supervising the run cost.
+  std::chrono::milliseconds runner_cpu{0};
 };
 
 using Event =

@@ -172,6 +172,7 @@ std::optional<Event> event_from_json(const nlohmann::json& json) {
     finished.counts.interrupted = static_cast<std::size_t>(number(counts, "interrupted"));
     finished.counts.flaky = static_cast<std::size_t>(number(counts, "flaky"));
     finished.counts.fork_only = static_cast<std::size_t>(number(counts, "fork_only"));
+    finished.runner_cpu = std::chrono::milliseconds(number(json, "runner_cpu_ms"));
     return finished;
   }
   return std::nullopt;

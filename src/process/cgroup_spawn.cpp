@@ -1,15 +1,19 @@
 // Starting a process inside its test's cgroup without the runner ever
 // joining it. posix_spawn cannot do that (glibc 2.36 has no cgroup
-// attribute), so this is a fork-like clone3 whose child does only
-// async-signal-safe work (dup2, setpgid, write, sigaction, execve) before
-// exec: the runner may have other threads.
+// attribute), so this does what posix_spawn does inside: a clone with
+// CLONE_VM | CLONE_VFORK, whose child runs on a stack of its own in the
+// runner's memory (no page tables copied, no copy-on-write faults in the
+// runner afterwards: the runner starts thousands of processes), writes
+// itself into the test's cgroups, and does only async-signal-safe work
+// (dup2, setpgid, open, write, sigaction, execve) before exec. The runner
+// is suspended until the child has exec'd or given up.
 #include "process/cgroup_spawn.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <linux/sched.h>
 #include <signal.h>
-#include <sys/syscall.h>
+#include <sched.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -81,14 +85,74 @@ constexpr int kStepDescriptors = 1, kStepGroup = 2, kStepCgroup = 3, kStepDirect
   ::_exit(127);
 }
 
-long clone3_into(int cgroup_fd) {
-  clone_args args{};
-  // CLONE_VFORK: the runner resumes once the child has exec'd (or given
-  // up), so its process group and cgroup exist when spawn returns.
-  args.flags = CLONE_VFORK | (cgroup_fd >= 0 ? CLONE_INTO_CGROUP : 0);
-  args.exit_signal = SIGCHLD;
-  args.cgroup = static_cast<std::uint64_t>(cgroup_fd >= 0 ? cgroup_fd : 0);
-  return ::syscall(SYS_clone3, &args, sizeof args);
+// What the child needs, in the runner's memory (CLONE_VM shares it; the
+// runner is suspended while the child reads it).
+struct ChildPlan {
+  const SpawnRequest* request = nullptr;
+  const std::vector<char*>* argv = nullptr;
+  const std::vector<char*>* envp = nullptr;
+  const char* executable = nullptr;
+  int stdin_fd = -1, stdout_fd = -1, stderr_fd = -1;
+  std::vector<const char*> procs;  // cgroup.procs files to write itself into
+  int report = -1;                 // the error pipe
+};
+
+// The child. Only async-signal-safe calls from here to execve; nothing is
+// allocated (the runner's heap is shared and may be mid-change).
+int child_main(void* argument) {
+  const auto& plan = *static_cast<const ChildPlan*>(argument);
+  const int report = plan.report;
+  for (const auto& [from, to] : plan.request->descriptors) {
+    // dup2 onto itself keeps close-on-exec: clear it instead.
+    if (from == to ? ::fcntl(from, F_SETFD, 0) < 0 : ::dup2(from, to) < 0)
+      child_fails(report, kStepDescriptors);
+  }
+  if (plan.stdin_fd >= 0 && ::dup2(plan.stdin_fd, STDIN_FILENO) < 0)
+    child_fails(report, kStepDescriptors);
+  if (plan.stdout_fd >= 0) {
+    if (::dup2(plan.stdout_fd, STDOUT_FILENO) < 0) child_fails(report, kStepDescriptors);
+    const int err = plan.stderr_fd >= 0 ? plan.stderr_fd : plan.stdout_fd;
+    if (::dup2(err, STDERR_FILENO) < 0) child_fails(report, kStepDescriptors);
+  }
+  if (::setpgid(0, plan.request->process_group) != 0) child_fails(report, kStepGroup);
+  for (const char* file : plan.procs) {
+    const int fd = ::open(file, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) child_fails(report, kStepCgroup);
+    if (::write(fd, "0", 1) != 1) child_fails(report, kStepCgroup);
+    ::close(fd);
+  }
+  const auto& directory = plan.request->working_directory;
+  if (!directory.empty() && ::chdir(directory.c_str()) != 0) child_fails(report, kStepDirectory);
+  // Default dispositions for every signal the runner catches, and for
+  // those a test expects at their default even if the runner ignores them.
+  struct sigaction action {};
+  action.sa_handler = SIG_DFL;
+  for (int signal = 1; signal < NSIG; ++signal) {
+    if (signal == SIGKILL || signal == SIGSTOP) continue;
+    struct sigaction current {};
+    if (::sigaction(signal, nullptr, &current) != 0) continue;
+    const bool always = signal == SIGINT || signal == SIGTERM || signal == SIGHUP ||
+                        signal == SIGCHLD || signal == SIGPIPE || signal == SIGQUIT;
+    if (always || (current.sa_handler != SIG_IGN && current.sa_handler != SIG_DFL))
+      ::sigaction(signal, &action, nullptr);
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::execve(plan.executable, plan.argv->data(), plan.envp->data());
+  child_fails(report, kStepExec);
+}
+
+// The child's stack: one per runner thread, made once (the child runs on it
+// only until exec, and only one child at a time per thread: CLONE_VFORK).
+constexpr std::size_t kChildStackBytes = 256 * 1024;
+char* child_stack_top() {
+  thread_local char* top = [] {
+    void* stack = ::mmap(nullptr, kChildStackBytes, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    return stack == MAP_FAILED ? nullptr : static_cast<char*>(stack) + kChildStackBytes;
+  }();
+  return top;
 }
 
 }  // namespace
@@ -102,7 +166,7 @@ Expected<pid_t> spawn_in_cgroup(const SpawnRequest& request,
     return Error{fmt::format("cannot start '{}': {}", program, std::strerror(ENOENT))};
 
   // Everything the child needs is made here, where errors can be told.
-  Descriptor stdin_file, stdout_file, stderr_file, cgroup_dir;
+  Descriptor stdin_file, stdout_file, stderr_file;
   bool stdin_given = false;
   for (const auto& mapping : request.descriptors) stdin_given |= mapping.second == STDIN_FILENO;
   if (!stdin_given) stdin_file.reset(open_high("/dev/null", O_RDONLY, 0));
@@ -119,78 +183,32 @@ Expected<pid_t> spawn_in_cgroup(const SpawnRequest& request,
                                  std::strerror(errno))};
     }
   }
-  if (!request.cgroup_v2.empty()) {
-    cgroup_dir.reset(open_high(request.cgroup_v2.c_str(), O_PATH | O_DIRECTORY, 0));
-    if (cgroup_dir.get() < 0)
-      return Error{fmt::format("cannot open the test's cgroup {}: {}",
-                               request.cgroup_v2.string(), std::strerror(errno))};
-  }
   std::vector<std::string> procs;
+  // The child writes itself into its v2 cgroup and the v1 ones.
+  if (!request.cgroup_v2.empty()) procs.push_back((request.cgroup_v2 / "cgroup.procs").string());
   for (const auto& file : request.join_cgroup_procs) procs.push_back(file.string());
-  // Where clone3 cannot place the child (a kernel before 5.7), it joins
-  // the v2 cgroup itself like the v1 ones.
-  std::string v2_procs = request.cgroup_v2.empty() ? "" : (request.cgroup_v2 / "cgroup.procs").string();
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return Error{std::strerror(errno)};
   Descriptor read_end(pipe_fds[0]), write_end(pipe_fds[1]);
+  char* stack = child_stack_top();
+  if (!stack) return Error{fmt::format("cannot start '{}': {}", program, std::strerror(ENOMEM))};
+  ChildPlan plan;
+  plan.request = &request;
+  plan.argv = &argv;
+  plan.envp = &envp;
+  plan.executable = executable.c_str();
+  plan.stdin_fd = stdin_file.get();
+  plan.stdout_fd = stdout_file.get();
+  plan.stderr_fd = stderr_file.get();
+  for (const auto& file : procs) plan.procs.push_back(file.c_str());
+  plan.report = write_end.get();
 
   // Blocked across the clone: no handler of the runner's may run in the
-  // child before it has reset them.
+  // child (on the runner's memory) before it has reset them.
   sigset_t all, previous;
   sigfillset(&all);
   ::pthread_sigmask(SIG_SETMASK, &all, &previous);
-  bool placed_by_clone = cgroup_dir.get() >= 0;
-  long pid = clone3_into(cgroup_dir.get());
-  if (pid < 0 && (errno == ENOSYS || errno == E2BIG || errno == EINVAL)) {
-    placed_by_clone = false;
-    pid = clone3_into(-1);
-    if (pid < 0 && errno == ENOSYS) pid = ::syscall(SYS_clone, CLONE_VFORK | SIGCHLD, 0, 0, 0, 0);
-  }
-  if (pid == 0) {
-    // The child. Only async-signal-safe calls from here to execve.
-    const int report = write_end.get();
-    for (const auto& [from, to] : request.descriptors) {
-      // dup2 onto itself keeps close-on-exec: clear it instead.
-      if (from == to ? ::fcntl(from, F_SETFD, 0) < 0 : ::dup2(from, to) < 0)
-        child_fails(report, kStepDescriptors);
-    }
-    if (stdin_file.get() >= 0 && ::dup2(stdin_file.get(), STDIN_FILENO) < 0)
-      child_fails(report, kStepDescriptors);
-    if (stdout_file.get() >= 0) {
-      if (::dup2(stdout_file.get(), STDOUT_FILENO) < 0) child_fails(report, kStepDescriptors);
-      const int err = stderr_file.get() >= 0 ? stderr_file.get() : stdout_file.get();
-      if (::dup2(err, STDERR_FILENO) < 0) child_fails(report, kStepDescriptors);
-    }
-    if (::setpgid(0, request.process_group) != 0) child_fails(report, kStepGroup);
-    const auto join = [&](const std::string& file) {
-      const int fd = ::open(file.c_str(), O_WRONLY | O_CLOEXEC);
-      if (fd < 0) child_fails(report, kStepCgroup);
-      if (::write(fd, "0", 1) != 1) child_fails(report, kStepCgroup);
-      ::close(fd);
-    };
-    if (!placed_by_clone && !v2_procs.empty()) join(v2_procs);
-    for (const auto& file : procs) join(file);
-    if (!request.working_directory.empty() && ::chdir(request.working_directory.c_str()) != 0)
-      child_fails(report, kStepDirectory);
-    // Default dispositions for every signal the runner catches, and for
-    // those a test expects at their default even if the runner ignores them.
-    struct sigaction action {};
-    action.sa_handler = SIG_DFL;
-    for (int signal = 1; signal < NSIG; ++signal) {
-      if (signal == SIGKILL || signal == SIGSTOP) continue;
-      struct sigaction current {};
-      if (::sigaction(signal, nullptr, &current) != 0) continue;
-      const bool always = signal == SIGINT || signal == SIGTERM || signal == SIGHUP ||
-                          signal == SIGCHLD || signal == SIGPIPE || signal == SIGQUIT;
-      if (always || (current.sa_handler != SIG_IGN && current.sa_handler != SIG_DFL))
-        ::sigaction(signal, &action, nullptr);
-    }
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::execve(executable.c_str(), argv.data(), envp.data());
-    child_fails(report, kStepExec);
-  }
+  const int pid = ::clone(child_main, stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
   const int clone_error = errno;
   ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   if (pid < 0) return Error{fmt::format("cannot start '{}': {}", program, std::strerror(clone_error))};
@@ -210,8 +228,7 @@ Expected<pid_t> spawn_in_cgroup(const SpawnRequest& request,
     case kStepCgroup:
       return Error{fmt::format("cannot start '{}' in its cgroup ({}): {}; run ranktest where it "
                                "may write the cgroup it made, or without limits",
-                               program, request.cgroup_v2.empty() && !procs.empty()
-                                            ? procs.front() : request.cgroup_v2.string(),
+                               program, procs.empty() ? std::string() : procs.front(),
                                reason)};
     case kStepDirectory:
       return Error{fmt::format("cannot start '{}' in {}: {}", program,

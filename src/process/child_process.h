@@ -35,9 +35,8 @@ struct SpawnRequest {
   // The child's stdin is the one mapped to 0, else /dev/null.
   std::vector<std::pair<int, int>> descriptors;
   // The test's cgroup, which the child starts in and the runner never
-  // joins (a test's memory limit must not be able to end the runner): on
-  // cgroup v2 the child is created inside (clone3 with CLONE_INTO_CGROUP);
-  // each v1 cgroup.procs file is written by the child itself before exec.
+  // joins (a test's memory limit must not be able to end the runner): the
+  // child writes itself into the v2 and each v1 cgroup.procs before exec.
   // A child that cannot join is not started: the spawn fails and says why.
   std::filesystem::path cgroup_v2;  // the v2 cgroup's folder; empty: none
   std::vector<std::filesystem::path> join_cgroup_procs;

@@ -194,8 +194,10 @@ TEST(JudgeTest, APassThatLeftProcessesIsLeakedOrSaysSo) {
 TEST(JudgeTest, ARankTheOomKillerEndedIsNeverAPassAndIsNamed) {
   auto facts = facts_of({rank(0, Outcome::passed), rank(1, Outcome::crashed, "SIGKILL")});
   facts.ranks[1].result.exit = killed_by(SIGKILL);
-  facts.usage = process::CgroupUsage{.peak_memory = 300u << 20, .oom_kills = 1,
-                                     .memory_limit_reached = true};
+  facts.usage.emplace();
+  facts.usage->peak_memory = 300u << 20;
+  facts.usage->oom_kills = 1;
+  facts.usage->memory_limit_reached = true;
   facts.max_memory = 256u << 20;
   const auto result = judge_test(facts);
   EXPECT_TRUE(is_failure(result.outcome));
@@ -207,7 +209,8 @@ TEST(JudgeTest, ARankTheOomKillerEndedIsNeverAPassAndIsNamed) {
 TEST(JudgeTest, AWorkerTheOomKillerEndedTurnsAPassIntoChildFailed) {
   auto facts = facts_of({rank(0, Outcome::passed)});
   facts.ranks[0].audited = std::vector<AuditedChild>{child(55, std::nullopt, SIGKILL)};
-  facts.usage = process::CgroupUsage{.oom_kills = 1, .memory_limit_reached = false};
+  facts.usage.emplace();
+  facts.usage->oom_kills = 1;
   const auto result = judge_test(facts);
   EXPECT_EQ(result.outcome, Outcome::child_failed);
   EXPECT_NE(result.reason.find("child 55"), std::string::npos) << result.reason;
@@ -216,7 +219,8 @@ TEST(JudgeTest, AWorkerTheOomKillerEndedTurnsAPassIntoChildFailed) {
 
 TEST(JudgeTest, AForkRefusedAtMaxProcessesIsSaid) {
   auto facts = facts_of({rank(0, Outcome::failed, "fork: Resource temporarily unavailable")});
-  facts.usage = process::CgroupUsage{.process_limit_hit = true};
+  facts.usage.emplace();
+  facts.usage->process_limit_hit = true;
   facts.max_processes = 16;
   EXPECT_NE(judge_test(facts).reason.find("reached max-processes 16: forks failed"),
             std::string::npos);
