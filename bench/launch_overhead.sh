@@ -54,11 +54,20 @@ seconds() {  # runs "$@" and prints how long it took, failing if it failed
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f\n", a / b }'; }
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-run_ranktest() { rm -rf "$work/state"; "$ranktest" run -j2 --state-dir "$work/state" "$binary"; }
+# The runner's own CPU per test (run-finished's runner_cpu_ms), last run.
+runner_cpu() {
+  grep -o '"runner_cpu_ms":[0-9]*' "$work/state/runs/latest/events.jsonl" | cut -d: -f2
+}
+run_ranktest() {
+  rm -rf "$work/state"
+  "$ranktest" run -j2 --state-dir "$work/state" "$binary"
+  runner_cpu > "$work/cpu.plain"
+}
 run_forkserver() {
   rm -rf "$work/state"
   printf '[[source]]\npaths = ["%s"]\nmode = "fork-server"\n' "$binary" > "$work/forkserver.toml"
   "$ranktest" run -j2 --state-dir "$work/state" --config "$work/forkserver.toml"
+  runner_cpu > "$work/cpu.forkserver"
   # Every test forked, none fell back to a fresh process.
   ! grep -q "cannot fork tests" "$work/last.log" 2>/dev/null
 }
@@ -82,3 +91,6 @@ printf '  %-44s %8.2f s   %.2fx the floor; %.1fx faster than the floor   (goal >
 printf '  %-44s %8.2f s   %.2fx the floor; ranktest is %.2fx faster   (goal >= 2x)\n' \
   "ctest -j2 (gtest_discover_tests)" "${times[ctest]}" \
   "$(ratio "${times[ctest]}" "${times[floor]}")" "$(ratio "${times[ctest]}" "${times[ranktest]}")"
+per_test() { awk -v ms="$(cat "$1")" -v n="$tests" 'BEGIN { printf "%.2f", ms / n }'; }
+printf '  runner CPU per test (its own, not the tests'"'"'): plain %s ms, fork server %s ms   (goal <= 0.3 ms)\n' \
+  "$(per_test "$work/cpu.plain")" "$(per_test "$work/cpu.forkserver")"
