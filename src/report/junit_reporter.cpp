@@ -76,6 +76,9 @@ void add_earlier_attempts(pugi::xml_node testcase, const TestResult& final_resul
   const bool flaky = final_result.outcome == Outcome::passed;
   for (const auto* attempt : earlier) {
     const auto& result = attempt->result;
+    // A fresh process that passed after a forked failure, before the
+    // forked re-check: not a failure to list.
+    if (!is_failure(result.outcome)) continue;
     const bool assertion = result.outcome == Outcome::failed || result.outcome == Outcome::leaked ||
                            result.outcome == Outcome::child_failed;
     const char* name = flaky ? (assertion ? "flakyFailure" : "flakyError")

@@ -201,6 +201,14 @@ void TerminalReporter::on(const events::TestFinished& event) {
   if (event.retrying) {
     // Not the verdict yet, but why it failed is what makes a test flaky.
     if (options_.status_level < StatusLevel::fail) return;
+    if (!is_failure(result.outcome)) {
+      // Passed as a fresh process after failing forked (scheduler.cpp).
+      fmt::print(out_, "{} [{}] {} (attempt {} {} as a fresh process; runs forked once more to "
+                       "tell a failure that comes with forking from a flaky one)\n",
+                 label("RETRY", Tone::notice), time, id, event.attempt,
+                 to_string(result.outcome));
+      return;
+    }
     fmt::print(out_, "{} [{}] {} (attempt {} {}{}{}; runs again{})\n",
                label("RETRY", Tone::notice), time, id, event.attempt,
                to_string(result.outcome), event.forked ? " when forked" : "",

@@ -1,5 +1,7 @@
 #include "schedule/scheduler.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <list>
@@ -32,9 +34,23 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
     int attempt;
     std::chrono::steady_clock::time_point not_before;
   };
-  // Tests that failed when forked: every later attempt is a fresh process,
-  // and the first of them does not count against retries.
-  std::set<std::size_t> forked_failure;
+  // Tests that failed when forked, and what their next attempts tell: a
+  // fresh process first (that attempt does not count against retries); if
+  // it passes, the test runs forked once more, to tell a failure that comes
+  // with forking (it fails again: fork-only, counted passed) from a flaky
+  // one (it passes: flaky, as in plain mode; with no retries the first
+  // failure stands). A test whose fresh process fails too is failing: its
+  // retries, if any, are fresh processes.
+  struct ForkDiagnosis {
+    enum class Stage { fresh, recheck, settled } stage = Stage::fresh;
+    TestResult forked_failure;  // the attempt that failed forked
+    TestResult fresh_pass;      // the fresh attempt that passed
+  };
+  std::map<std::size_t, ForkDiagnosis> diagnosis;
+  const auto runs_fresh = [&](std::size_t index) {
+    const auto it = diagnosis.find(index);
+    return it != diagnosis.end() && it->second.stage != ForkDiagnosis::Stage::recheck;
+  };
   std::list<Retry> retries;
   std::size_t running = 0;
   bool exclusive_running = false;
@@ -60,8 +76,7 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
       }
       return false;
     }
-    const Assignment assignment{index, attempt, std::move(*grant),
-                                forked_failure.count(index) > 0};
+    const Assignment assignment{index, attempt, std::move(*grant), runs_fresh(index)};
     ++running;
     exclusive_running = test.settings->exclusive;
     observer.test_started(test, assignment);
@@ -128,24 +143,57 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
       if (test.settings->exclusive) exclusive_running = false;
       const bool failed = is_failure(finished.result.outcome);
       const auto index = finished.assignment.test_index;
-      // A failure seen only in a forked process is confirmed in a fresh one
-      // before it is reported; that attempt is not one of the retries.
-      const bool confirm = failed && finished.forked && !forked_failure.count(index) &&
-                           result.cancel == CancelReason::none;
-      if (confirm) forked_failure.insert(index);
-      const int retries_used =
-          finished.assignment.attempt - (forked_failure.count(index) && !confirm ? 1 : 0);
-      finished.retrying = confirm || (failed && result.cancel == CancelReason::none &&
-                                      retries_used <= test.settings->retries);
-      finished.fork_only = !failed && finished.assignment.fresh_process &&
-                           finished.assignment.attempt == 2 && forked_failure.count(index);
-      if (finished.retrying && confirm)
+      const bool going_on = result.cancel == CancelReason::none;
+      auto found = diagnosis.find(index);
+      using Stage = ForkDiagnosis::Stage;
+      // Attempts that only diagnose a forked failure run at once and do
+      // not count against retries.
+      bool diagnose = false;
+      if (failed && finished.forked && found == diagnosis.end() && going_on) {
+        diagnosis[index] = ForkDiagnosis{Stage::fresh, finished.result, {}};
+        diagnose = true;
+      } else if (found != diagnosis.end() && found->second.stage == Stage::fresh && !failed &&
+                 finished.assignment.fresh_process && going_on) {
+        found->second.stage = Stage::recheck;
+        found->second.fresh_pass = finished.result;
+        diagnose = true;
+      } else if (found != diagnosis.end() && found->second.stage == Stage::recheck) {
+        found->second.stage = Stage::settled;
+        if (failed && finished.forked) {
+          // Fails forked, twice; passes fresh: fails only when forked.
+          finished.result = found->second.fresh_pass;
+          finished.fork_only = true;
+        } else if (!failed && test.settings->retries == 0) {
+          // Passes forked and fresh: the first failure was flaky, and with
+          // no retries it stands, as it would in plain mode.
+          finished.result = found->second.forked_failure;
+          finished.result.reason =
+              fmt::format("{}{}failed when forked, then passed as a fresh process and forked "
+                          "again: a flaky failure, and retries = 0",
+                          finished.result.reason, finished.result.reason.empty() ? "" : "; ");
+        }
+        // Else it passed (a retry's worth: flaky, as plain mode says) or it
+        // failed as a fresh process (failing).
+      } else if (found != diagnosis.end() && found->second.stage == Stage::fresh && failed) {
+        found->second.stage = Stage::settled;  // failing: fresh from now on
+      }
+      const int diagnostic_attempts =
+          found == diagnosis.end() ? 0 : found->second.stage == Stage::settled ? 1 : 0;
+      const int retries_used = finished.assignment.attempt - diagnostic_attempts;
+      const bool settled_by_recheck =
+          found != diagnosis.end() && found->second.stage == Stage::settled &&
+          !finished.assignment.fresh_process;
+      finished.retrying = diagnose || (failed && going_on && !settled_by_recheck &&
+                                       retries_used <= test.settings->retries);
+      if (finished.fork_only || !failed) finished.retrying = diagnose;
+      if (diagnose)
         retries.push_back({index, finished.assignment.attempt + 1, std::chrono::steady_clock::now()});
       else if (finished.retrying)
         retries.push_back({finished.assignment.test_index, finished.assignment.attempt + 1,
                            std::chrono::steady_clock::now() + test.settings->retry_delay});
       observer.test_finished(test, finished);
-      if (options.fail_fast && failed && !finished.retrying) cancel(CancelReason::fail_fast);
+      if (options.fail_fast && is_failure(finished.result.outcome) && !finished.retrying)
+        cancel(CancelReason::fail_fast);
     }
     if (wakeup.interrupt_signal && !result.interrupt_signal) {
       result.interrupt_signal = wakeup.interrupt_signal;

@@ -175,18 +175,31 @@ TEST(Pytest, ATestThatFailsOnlyWhenForkedIsConfirmedFresh) {
             "def test_really_fails():\n"
             "    assert 1 == 2\n"
             "def test_passes():\n"
-            "    pass\n");
+            "    pass\n"
+            "def test_fails_once_whatever_the_process():\n"
+            "    marker = os.path.join(os.path.dirname(__file__), 'failed-once')\n"
+            "    if not os.path.exists(marker):\n"
+            "        open(marker, 'w').close()\n"
+            "        assert False, 'the first run fails'\n");
   // The default mode of a pytest source is the fork server.
   dir.write("ranktest.toml", "[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
                              "paths = [\".\"]\n");
   const auto run = run_ranktest(dir, {"run", "--junit", "junit.xml"});
   EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
-  EXPECT_EQ(run.last_out_line(), "ranktest: 2 passed, 1 failed, 0 skipped") << run.out;
+  EXPECT_EQ(run.last_out_line(), "ranktest: 2 passed, 2 failed, 0 skipped") << run.out;
   const auto finished = run.finished();
+  // Failed forked, passed fresh, failed forked again: fails only when forked.
   const auto& import_state = finished.at("test_import_state.py::test_runs_where_it_was_imported");
   EXPECT_EQ(import_state["result"]["outcome"], "passed");
   EXPECT_EQ(import_state["fork_only"], true);
-  EXPECT_EQ(import_state["attempt"], 2);
+  EXPECT_EQ(import_state["attempt"], 3);
+  // Failed forked, then passed fresh and forked: a flaky failure, which
+  // with no retries stands, as in plain mode; never passed off as fork-only.
+  const auto& flaky = finished.at("test_import_state.py::test_fails_once_whatever_the_process");
+  EXPECT_EQ(flaky["result"]["outcome"], "failed") << flaky.dump(2);
+  EXPECT_EQ(flaky["fork_only"], false);
+  EXPECT_NE(flaky["result"]["reason"].get<std::string>().find("a flaky failure"),
+            std::string::npos) << flaky.dump(2);
   EXPECT_EQ(finished.at("test_import_state.py::test_passes")["attempt"], 1) << "never run twice";
   EXPECT_EQ(finished.at("test_import_state.py::test_passes")["forked"], true);
   EXPECT_EQ(finished.at("test_import_state.py::test_really_fails")["result"]["outcome"], "failed");
@@ -199,8 +212,10 @@ TEST(Pytest, ATestThatFailsOnlyWhenForkedIsConfirmedFresh) {
   // Said as plain mode would: no such confirmation there.
   dir.write("ranktest.toml", "[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
                              "paths = [\".\"]\nmode = \"plain\"\n");
+  std::filesystem::remove(dir.path() / "failed-once");
   const auto plain = run_ranktest(dir, {"run"});
-  EXPECT_EQ(plain.last_out_line(), "ranktest: 2 passed, 1 failed, 0 skipped") << plain.out;
+  // The same verdicts: the flaky test fails its one run here too.
+  EXPECT_EQ(plain.last_out_line(), "ranktest: 2 passed, 2 failed, 0 skipped") << plain.out;
   EXPECT_EQ(plain.out.find("forked"), std::string::npos) << plain.out;
 }
 

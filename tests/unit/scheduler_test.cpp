@@ -227,13 +227,17 @@ TEST(Scheduler, FailedTestsAreRetriedAndOnlyTheLastAttemptCounts) {
 
 // A test that fails when forked from a fork server runs again as a fresh
 // process before its failure is reported; that attempt is not a retry. If
-// it passes fresh, it fails only when forked; if not, its retries (fresh
-// too) follow as usual.
-TEST(Scheduler, AForkedFailureIsConfirmedInAFreshProcess) {
-  auto plan = make_plan(3);
+// it passes fresh, it runs forked once more: failing again, it fails only
+// when forked (counted passed); passing, its first failure was flaky, as it
+// would be in plain mode (a failure with no retries, flaky with some). If
+// it fails fresh, its retries (fresh too) follow as usual.
+TEST(Scheduler, AForkedFailureIsConfirmedInAFreshProcessThenForkedAgain) {
+  auto plan = make_plan(5);
   settings_of(plan[1]).retries = 1;
-  // T.0 fails forked, passes fresh. T.1 fails forked and fresh, then passes
-  // on its retry. T.2 passes forked.
+  settings_of(plan[4]).retries = 1;
+  // T.0 fails whenever forked, passes fresh. T.1 fails forked and fresh,
+  // then passes on its retry. T.2 passes forked. T.3 and T.4 fail once
+  // (forked), then pass: flaky, with no retries and with one.
   class Forked : public FakeRunner {
    public:
     using FakeRunner::FakeRunner;
@@ -243,8 +247,10 @@ TEST(Scheduler, AForkedFailureIsConfirmedInAFreshProcess) {
         const auto& a = finished.assignment;
         finished.forked = !a.fresh_process;
         const bool passes = a.test_index == 2 || (a.test_index == 0 && a.fresh_process) ||
-                            (a.test_index == 1 && a.attempt == 3);
+                            (a.test_index == 1 && a.attempt == 3) ||
+                            (a.test_index >= 3 && a.attempt > 1);
         finished.result.outcome = passes ? Outcome::passed : Outcome::failed;
+        finished.result.reason = passes ? "" : fmt::format("attempt {} failed", a.attempt);
       }
       return wakeup;
     }
@@ -253,20 +259,32 @@ TEST(Scheduler, AForkedFailureIsConfirmedInAFreshProcess) {
     void test_started(const select::PlannedTest&, const Assignment&) override {}
     void test_finished(const select::PlannedTest& test, const Finished& finished) override {
       seen[test.test->name].push_back(fmt::format(
-          "{}{}{}{}", finished.assignment.attempt, finished.assignment.fresh_process ? " fresh" : "",
-          finished.retrying ? " retrying" : "", finished.fork_only ? " fork-only" : ""));
+          "{}{}{}{} {}", finished.assignment.attempt, finished.assignment.fresh_process ? " fresh" : "",
+          finished.retrying ? " retrying" : "", finished.fork_only ? " fork-only" : "",
+          to_string(finished.result.outcome)));
+      reasons[test.test->name] = finished.result.reason;
     }
     void test_not_run(const select::PlannedTest&, const std::string&) override {}
     void test_slow(const select::PlannedTest&, const SlowNotice&) override {}
     std::map<std::string, std::vector<std::string>> seen;
+    std::map<std::string, std::string> reasons;
   } attempts;
   Forked runner(plan, {}, 11);
   auto pool = make_pool(2);
   run_schedule(plan, {false}, pool, runner, attempts);
   using Seen = std::vector<std::string>;
-  EXPECT_EQ(attempts.seen["T.0"], (Seen{"1 retrying", "2 fresh fork-only"}));
-  EXPECT_EQ(attempts.seen["T.1"], (Seen{"1 retrying", "2 fresh retrying", "3 fresh"}));
-  EXPECT_EQ(attempts.seen["T.2"], (Seen{"1"}));
+  EXPECT_EQ(attempts.seen["T.0"],
+            (Seen{"1 retrying failed", "2 fresh retrying passed", "3 fork-only passed"}));
+  EXPECT_EQ(attempts.seen["T.1"],
+            (Seen{"1 retrying failed", "2 fresh retrying failed", "3 fresh passed"}));
+  EXPECT_EQ(attempts.seen["T.2"], (Seen{"1 passed"}));
+  EXPECT_EQ(attempts.seen["T.3"],
+            (Seen{"1 retrying failed", "2 fresh retrying passed", "3 failed"}));
+  EXPECT_EQ(attempts.reasons["T.3"],
+            "attempt 1 failed; failed when forked, then passed as a fresh process and forked "
+            "again: a flaky failure, and retries = 0");
+  EXPECT_EQ(attempts.seen["T.4"],
+            (Seen{"1 retrying failed", "2 fresh retrying passed", "3 passed"}));
 }
 
 TEST(Scheduler, FillsEverySlotWhenTestsAreSmall) {
