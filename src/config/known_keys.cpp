@@ -13,7 +13,7 @@ std::string Place::to_string() const {
 
 const std::vector<std::string>& KnownKeys::top_level() {
   static const std::vector<std::string> keys{
-      "jobs",  "timeout", "slow", "grace-period", "fail-fast", "state-dir",
+      "jobs",  "timeout", "slow", "grace-period", "list-timeout", "fail-fast", "state-dir",
       "junit", "html", "history", "max-output", "devices", "port-range", "suspicious-output", "audit-children",
       "max-processes", "max-memory", "retries", "retry-delay", "flaky", "launcher", "nodes",
       "source", "override", "hint", "mpirun", "slurm"};
@@ -22,7 +22,8 @@ const std::vector<std::string>& KnownKeys::top_level() {
 const std::vector<std::string>& KnownKeys::source() {
   static const std::vector<std::string> keys{"kind", "paths", "args", "env",
                                              "cwd", "python", "mode", "launcher",
-                                             "allow-empty", "fork-exit"};
+                                             "allow-empty", "fork-exit", "exclude",
+                                             "list-timeout"};
   return keys;
 }
 const std::vector<std::string>& KnownKeys::override_table() {

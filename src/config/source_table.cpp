@@ -65,6 +65,16 @@ std::optional<Error> read_source(const toml::table& table,
   auto path_list = reader.strings("paths", *paths);
   if (!path_list) return path_list.error();
   source.paths = std::move(*path_list);
+  if (const auto* node = table.get("exclude")) {
+    auto globs = reader.strings("exclude", *node);
+    if (!globs) return globs.error();
+    source.exclude = std::move(*globs);
+  }
+  if (const auto* node = table.get("list-timeout")) {
+    auto value = reader.duration("list-timeout", *node, true);
+    if (!value) return value.error();
+    source.list_timeout = *value;
+  }
   if (const auto* node = table.get("args")) {
     auto args = reader.strings("args", *node);
     if (!args) return args.error();

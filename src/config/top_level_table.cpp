@@ -50,7 +50,8 @@ std::optional<Error> read_top_level(const toml::table& table,
   }
   for (const auto& [key, target] :
        {std::pair{"timeout", &config.timeout}, std::pair{"slow", &config.slow},
-        std::pair{"grace-period", &config.grace_period}}) {
+        std::pair{"grace-period", &config.grace_period},
+        std::pair{"list-timeout", &config.list_timeout}}) {
     if (const auto* node = table.get(key)) {
       auto value = reader.duration(key, *node, std::string_view(key) != "grace-period");
       if (!value) return value.error();
