@@ -108,7 +108,7 @@ std::variant<std::vector<TestCase>, Failure> discover_tests(
   // the cache (--recollect lists every binary again).
   auto listed = discover::discover_gtest_binaries(
       *binaries, signals,
-      discover::ListingOptions{config.timeout, static_cast<std::size_t>(std::max(1, config.jobs)),
+      discover::ListingOptions{static_cast<std::size_t>(std::max(1, config.jobs)),
                                recollect ? std::filesystem::path()
                                          : config.state_dir / "gtest-listings"});
   if (!listed) return Failure{ExitCode::discovery_error, listed.error().message};

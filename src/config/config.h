@@ -28,6 +28,13 @@ struct SourceConfig {
   SuiteKind kind = SuiteKind::gtest;
   // Paths or globs, relative to the configuration file's folder.
   std::vector<std::string> paths;
+  // Globs: what `paths` gives that one of these matches is left out (a glob
+  // with a '/' is matched against the whole path, one without against the
+  // file name).
+  std::vector<std::string> exclude;
+  // How long listing a binary (or collecting this pytest suite) may take;
+  // unset: the top-level list-timeout.
+  std::optional<Duration> list_timeout;
   std::vector<std::string> args;
   std::map<std::string, std::string> env;
   std::filesystem::path working_directory;  // empty: the runner's own
@@ -99,6 +106,9 @@ struct Config {
   Duration timeout = std::chrono::minutes(5);
   Duration slow = std::chrono::seconds(60);
   Duration grace_period = std::chrono::seconds(5);
+  // Listing a gtest binary or collecting a pytest suite: a listing that
+  // hangs stops the run after this long, not after a test's timeout.
+  Duration list_timeout = std::chrono::minutes(2);
   std::uint64_t max_output = 100ull << 20;  // bytes kept of each log; 0: all
   bool fail_fast = false;
   std::filesystem::path state_dir = ".ranktest";

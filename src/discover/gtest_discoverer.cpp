@@ -53,8 +53,7 @@ struct ListingOutput {
 // The tests of a listing, or an error that names the binary and quotes
 // what it printed.
 Expected<DiscoveredBinary> interpret_listing(const GtestBinary& binary,
-                                             const ListingOutput& listing,
-                                             config::Duration timeout) {
+                                             const ListingOutput& listing) {
   const std::string name = binary.executable.string();
   const auto& run = listing.completion;
   const auto fail = [&](const std::string& what) {
@@ -68,7 +67,12 @@ Expected<DiscoveredBinary> interpret_listing(const GtestBinary& binary,
     return discovered;
   }
   if (run.timed_out)
-    return fail(fmt::format("hung for {}", config::format_duration(timeout)));
+    return Error{fmt::format(
+        "{}: still listing its tests (--gtest_list_tests) after list-timeout = \"{}\", so it "
+        "was killed; if it is only slow, raise list-timeout in ranktest.toml (at the top or "
+        "in its [[source]]); it printed:{}",
+        name, config::format_duration(binary.list_timeout),
+        quote_output(listing.out, listing.err))};
   if (run.exit.signaled)
     return fail(fmt::format("crashed with {}", process::describe(run.exit)));
 
@@ -204,7 +208,7 @@ Expected<std::vector<DiscoveredBinary>> discover_gtest_binaries(
       keys[i] = cache_key(binaries[i]);
       if (!keys[i].empty())
         if (const auto cached = read_cached(cache_file(options.cache_folder, keys[i]), keys[i])) {
-          auto discovered = interpret_listing(binaries[i], *cached, options.timeout);
+          auto discovered = interpret_listing(binaries[i], *cached);
           if (discovered) {
             found[i] = std::move(discovered);
             continue;
@@ -217,6 +221,7 @@ Expected<std::vector<DiscoveredBinary>> discover_gtest_binaries(
   // Every binary not cached is listed, `jobs` at once.
   std::vector<process::TemporaryDirectory> scratches;
   std::vector<process::SpawnRequest> requests;
+  std::vector<std::chrono::milliseconds> timeouts;
   for (const std::size_t i : to_list) {
     const auto& binary = binaries[i];
     auto scratch = process::TemporaryDirectory::create("ranktest-list-");
@@ -232,9 +237,10 @@ Expected<std::vector<DiscoveredBinary>> discover_gtest_binaries(
     request.stdout_path = scratch->path() / "stdout";
     request.stderr_path = scratch->path() / "stderr";
     requests.push_back(std::move(request));
+    timeouts.push_back(binary.list_timeout);
     scratches.push_back(std::move(*scratch));
   }
-  auto runs = process::run_all_to_completion(requests, options.jobs, signals, options.timeout);
+  auto runs = process::run_all_to_completion(requests, options.jobs, signals, timeouts);
   for (std::size_t r = 0; r < to_list.size(); ++r) {
     const std::size_t i = to_list[r];
     const auto& binary = binaries[i];
@@ -248,7 +254,7 @@ Expected<std::vector<DiscoveredBinary>> discover_gtest_binaries(
     if (std::filesystem::exists(json_path)) listing.json = text::read_file(json_path);
     listing.out = text::read_file(scratches[r].path() / "stdout");
     listing.err = text::read_file(scratches[r].path() / "stderr");
-    auto discovered = interpret_listing(binary, listing, options.timeout);
+    auto discovered = interpret_listing(binary, listing);
     // Cached only when the listing was complete and clean.
     if (discovered && !discovered->interrupted_by && discovered->warnings.empty() &&
         !keys[i].empty() && cache_key(binary) == keys[i])
@@ -264,10 +270,9 @@ Expected<std::vector<DiscoveredBinary>> discover_gtest_binaries(
   return all;
 }
 
-Expected<DiscoveredBinary> discover_gtest_binary(
-    const GtestBinary& binary, process::SignalWatch& signals,
-    config::Duration timeout) {
-  auto all = discover_gtest_binaries({binary}, signals, ListingOptions{timeout, 1, {}});
+Expected<DiscoveredBinary> discover_gtest_binary(const GtestBinary& binary,
+                                                 process::SignalWatch& signals) {
+  auto all = discover_gtest_binaries({binary}, signals, ListingOptions{1, {}});
   if (!all) return all.error();
   return std::move(all->front());
 }
@@ -307,7 +312,7 @@ Expected<std::vector<GtestBinary>> resolve_gtest_binaries(
   std::vector<GtestBinary> binaries;
   for (const auto& source : config.sources) {
     if (source.kind != SuiteKind::gtest) continue;
-    auto files = expand_source_paths(source.paths, config.root);
+    auto files = expand_source_paths(source.paths, source.exclude, config.root);
     if (!files)
       return Error{fmt::format("{}: {}", source.place.to_string(),
                                files.error().message)};
@@ -324,6 +329,7 @@ Expected<std::vector<GtestBinary>> resolve_gtest_binaries(
       binary.launcher = source.launcher;
       binary.fork_server = source.fork_server;
       binary.fork_exit_full = source.fork_exit_full;
+      binary.list_timeout = source.list_timeout.value_or(config.list_timeout);
       if (!source.working_directory.empty())
         binary.working_directory = config.root / source.working_directory;
       binaries.push_back(std::move(binary));

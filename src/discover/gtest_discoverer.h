@@ -27,6 +27,9 @@ struct GtestBinary {
   std::optional<Launcher> launcher;
   bool fork_server = false;  // mode = "fork-server"
   bool fork_exit_full = false;  // fork-exit = "full"
+  // How long listing it may take (list-timeout): a hung listing is killed
+  // then, and the error says which setting to raise.
+  config::Duration list_timeout = std::chrono::minutes(2);
 };
 
 
@@ -44,13 +47,11 @@ struct DiscoveredBinary {
 // listing that cannot be parsed. A non-zero exit after a complete listing
 // (gtest wrote its JSON listing) is only a warning: the binary's tests run
 // and fail on their own if the exit code follows them.
-Expected<DiscoveredBinary> discover_gtest_binary(
-    const GtestBinary& binary, process::SignalWatch& signals,
-    config::Duration timeout);
+Expected<DiscoveredBinary> discover_gtest_binary(const GtestBinary& binary,
+                                                 process::SignalWatch& signals);
 
 struct ListingOptions {
-  config::Duration timeout = std::chrono::minutes(5);  // per binary
-  std::size_t jobs = 1;                                 // binaries listed at once
+  std::size_t jobs = 1;  // binaries listed at once
   // Where listings are kept between runs (<state-dir>/gtest-listings); a
   // binary whose file and listing command did not change is not run again.
   // Empty: no cache.

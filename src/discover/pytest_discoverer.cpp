@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "config/duration.h"
+#include "discover/python_with_pytest.h"
 #include "discover/source_paths.h"
 #include "framework/pytest_invocation.h"
 #include "process/run_to_completion.h"
@@ -69,6 +70,22 @@ Expected<DeclaredSettings> declared_settings(const Json& marker) {
     }
   }
   return declared;
+}
+
+// What to do when `python` has no pytest, given the interpreters on this
+// machine that have it.
+std::string missing_pytest_advice(const std::string& python, const std::vector<fs::path>& others) {
+  if (others.empty())
+    return fmt::format(" ({} has no pytest, nor has any other python3 in PATH or /usr/bin: "
+                       "install pytest (Debian: python3-pytest), then set python = \"...\" in "
+                       "this [[source]] if it is another interpreter)",
+                       python);
+  std::vector<std::string> names;
+  for (const auto& other : others) names.push_back(other.string());
+  return fmt::format(" ({} has no pytest; {} {} it: set python = \"{}\" in this [[source]], "
+                     "or install pytest for {})",
+                     python, fmt::join(names, " and "), others.size() == 1 ? "has" : "have",
+                     names.front(), python);
 }
 
 std::uint64_t fnv1a(std::string_view text, std::uint64_t hash = 1469598103934665603ull) {
@@ -213,7 +230,7 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
     return Error{fmt::format("{}: cannot find ranktest's pytest plugin (ranktest_pytest); "
                              "set RANKTEST_PYTHONPATH to the folder that holds it",
                              where)};
-  auto paths = expand_source_paths(source.paths, config.root);
+  auto paths = expand_source_paths(source.paths, source.exclude, config.root);
   if (!paths) return Error{fmt::format("{}: {}", where, paths.error().message)};
   for (const auto& path : *paths)
     if (!fs::exists(path))
@@ -274,7 +291,8 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
   request.working_directory = working_directory;
   request.stdout_path = log_path;
 
-  auto run = process::run_to_completion(request, signals, config.timeout);
+  const auto list_timeout = source.list_timeout.value_or(config.list_timeout);
+  auto run = process::run_to_completion(request, signals, list_timeout);
   if (!run)
     return Error{fmt::format("{}: cannot run {}: {}; set python = \"...\" in [[source]]", where,
                              source.python, run.error().message)};
@@ -285,13 +303,16 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
   }
   const auto output = text::read_file(log_path);
   if (run->timed_out)
-    return Error{fmt::format("{}: pytest hung while collecting; it printed:{}", where,
-                             quote(output))};
+    return Error{fmt::format(
+        "{}: pytest still collecting {} after list-timeout = \"{}\", so it was killed; if it "
+        "is only slow, raise list-timeout in this [[source]] (or at the top of ranktest.toml); "
+        "it printed:{}",
+        where, fmt::join(source.paths, ", "), config::format_duration(list_timeout),
+        quote(output))};
   if (!fs::exists(out_path)) {
     std::string hint;
     if (output.find("No module named pytest") != std::string::npos)
-      hint = fmt::format(" ({} has no pytest: install python3-pytest, or set python = ...)",
-                         source.python);
+      hint = missing_pytest_advice(source.python, python3s_with_pytest(source.python, signals));
     else if (run->exit.signaled || run->exit.code == 127)
       hint = fmt::format(" (is {} a Python interpreter?)", source.python);
     return Error{fmt::format("{}: pytest collected nothing (exit code {}){}; it printed:{}",

@@ -16,6 +16,7 @@
 
 #include "execute/launch_plan.h"
 #include "execute/launcher_command.h"
+#include "execute/launcher_words.h"
 #include "execute/process_test_runner.h"
 #include "execute/stack_dump.h"
 #include "process/exit_status.h"
@@ -27,15 +28,6 @@ namespace {
 
 constexpr auto kPollInterval = std::chrono::milliseconds(100);
 
-// The last lines the launcher printed: its reason for not starting a rank
-// ("srun: fatal: ...", "mpirun was unable to launch ...").
-std::string last_lines_of(const std::filesystem::path& log, std::size_t count) {
-  const auto tail = text::read_file_tail(log, 8192).bytes;
-  std::string out;
-  for (const auto line : text::last_lines(tail, count))
-    out += (out.empty() ? "" : "\n") + text::terminal_safe(text::truncate_utf8(line, 300));
-  return out;
-}
 
 }  // namespace
 
@@ -140,7 +132,11 @@ void ProcessTestRunner::launcher_ended(RunningTest& running, Clock::time_point n
     if (!running.first_failed && !running.timed_out && !running.interrupted) {
       running.first_failed = rank.rank;
       // What the launcher said is the root cause's message.
-      if (const auto said = last_lines_of(running.folder / "launcher.log", 5); !said.empty())
+      // Its reason, which the hints know ("attempt to run as root": add
+      // --allow-run-as-root to [mpirun] args).
+      if (const auto said = launcher_refusal(
+              text::read_file_tail(running.folder / "launcher.log", 8192).bytes);
+          !said.empty())
         never.failures.push_back(FailureMessage{std::nullopt, said});
     }
     rank.result = std::move(never);

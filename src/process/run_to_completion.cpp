@@ -9,12 +9,12 @@ namespace ranktest::process {
 Expected<Completion> run_to_completion(const SpawnRequest& request,
                                        SignalWatch& signals,
                                        std::chrono::milliseconds timeout) {
-  return std::move(run_all_to_completion({request}, 1, signals, timeout).front());
+  return std::move(run_all_to_completion({request}, 1, signals, {timeout}).front());
 }
 
-std::vector<Expected<Completion>> run_all_to_completion(const std::vector<SpawnRequest>& requests,
-                                                        std::size_t jobs, SignalWatch& signals,
-                                                        std::chrono::milliseconds timeout) {
+std::vector<Expected<Completion>> run_all_to_completion(
+    const std::vector<SpawnRequest>& requests, std::size_t jobs, SignalWatch& signals,
+    const std::vector<std::chrono::milliseconds>& timeouts) {
   using Clock = std::chrono::steady_clock;
   struct Running {
     std::size_t index;
@@ -31,7 +31,7 @@ std::vector<Expected<Completion>> run_all_to_completion(const std::vector<SpawnR
     while (!interrupted_by && next < requests.size() && running.size() < jobs) {
       auto child = ChildProcess::spawn(requests[next]);
       if (!child) results[next] = child.error();
-      else running.push_back(Running{next, std::move(*child), Clock::now() + timeout});
+      else running.push_back(Running{next, std::move(*child), Clock::now() + timeouts.at(next)});
       ++next;
     }
     // Each child's group is killed while it is still a zombie, so nothing

@@ -22,11 +22,11 @@ Expected<Completion> run_to_completion(const SpawnRequest& request,
                                        SignalWatch& signals,
                                        std::chrono::milliseconds timeout);
 
-// Runs every command, at most `jobs` at once, each for at most `timeout`;
-// one result per request, in order. On an interruption every running
-// command is killed, and those not started yet say so too.
-std::vector<Expected<Completion>> run_all_to_completion(const std::vector<SpawnRequest>& requests,
-                                                        std::size_t jobs, SignalWatch& signals,
-                                                        std::chrono::milliseconds timeout);
+// Runs every command, at most `jobs` at once, request i for at most
+// timeouts[i]; one result per request, in order. On an interruption every
+// running command is killed, and those not started yet say so too.
+std::vector<Expected<Completion>> run_all_to_completion(
+    const std::vector<SpawnRequest>& requests, std::size_t jobs, SignalWatch& signals,
+    const std::vector<std::chrono::milliseconds>& timeouts);
 
 }  // namespace ranktest::process

@@ -42,6 +42,28 @@ std::string display_path(const std::string& file) {
   return file;
 }
 
+// The summary's name column: a longer name is cut, marked with "…", so one
+// very long name (a generated parametrised name of 5,000 characters) does
+// not pad every line of the summary. The test's own line above the summary,
+// its rerun command and every file report keep the whole name.
+constexpr std::size_t kNameColumn = 80;
+
+// Characters, not bytes: what the terminal shows (names are made valid
+// UTF-8 by shown()).
+std::size_t characters(std::string_view text) {
+  return static_cast<std::size_t>(std::count_if(
+      text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+std::string in_name_column(std::string_view name) {
+  if (characters(name) <= kNameColumn) return std::string(name);
+  std::size_t kept = 0, end = 0;
+  for (; end < name.size(); ++end)
+    if ((static_cast<unsigned char>(name[end]) & 0xC0) != 0x80 && kept++ == kNameColumn - 1)
+      break;
+  return std::string(name.substr(0, end)) + "…";
+}
+
 std::string where(const std::optional<SourceLocation>& location) {
   if (!location) return {};
   return fmt::format("{}:{}", display_path(location->file), location->line);
@@ -378,19 +400,20 @@ void TerminalReporter::on(const events::RunFinished& event) {
   if (level >= StatusLevel::pass) {
     for (const auto& entry : passed_and_skipped_)
       if (entry.outcome == Outcome::passed || level >= StatusLevel::skip)
-        fmt::print(out_, "{} {}{}\n", label(entry.outcome), entry.id,
+        fmt::print(out_, "{} {}{}\n", label(entry.outcome), in_name_column(entry.id),
                    entry.detail.empty() ? "" : "  " + entry.detail);
   }
   if (!not_passed_.empty() && level >= StatusLevel::fail) {
     std::size_t width = 0;
-    for (const auto& entry : not_passed_) width = std::max(width, entry.id.size());
+    for (const auto& entry : not_passed_)
+      width = std::max(width, characters(in_name_column(entry.id)));
     // Grouped by kind: failures, then crashes, then timeouts, ...
     std::stable_sort(not_passed_.begin(), not_passed_.end(),
                      [](const auto& a, const auto& b) { return a.outcome < b.outcome; });
     fmt::print(out_, "ranktest: did not pass:\n");
     for (const auto& entry : not_passed_)
       fmt::print(out_, "{} {:<{}}  {}\n", label(entry.outcome),
-                 entry.id, width, entry.detail);
+                 in_name_column(entry.id), width, entry.detail);
   }
   if (!flaky_.empty()) {
     fmt::print(out_, "ranktest: {} flaky test{} (failed, then passed on a retry){}:\n",
@@ -398,7 +421,7 @@ void TerminalReporter::on(const events::RunFinished& event) {
                flaky_fails_ ? "; counted failed (flaky = \"fail\")" : "");
     for (const auto& entry : flaky_)
       fmt::print(out_, "{} {}  {}\n", label("FLAKY", flaky_fails_ ? Tone::bad : Tone::notice),
-                 entry.id, entry.detail);
+                 in_name_column(entry.id), entry.detail);
   }
   if (!fork_only_.empty()) {
     fmt::print(out_, "ranktest: {} test{} failed only when forked from a fork server (passed as "
@@ -406,7 +429,7 @@ void TerminalReporter::on(const events::RunFinished& event) {
                      "initialisation, or a pid, socket or thread seen before the fork:\n",
                fork_only_.size(), fork_only_.size() == 1 ? "" : "s");
     for (const auto& entry : fork_only_)
-      fmt::print(out_, "{} {}\n", label("FORKFAIL", Tone::notice), entry.id);
+      fmt::print(out_, "{} {}\n", label("FORKFAIL", Tone::notice), in_name_column(entry.id));
   }
   if (counts.interrupted)
     fmt::print(out_, "ranktest: {} test{} interrupted\n", counts.interrupted,
@@ -415,7 +438,8 @@ void TerminalReporter::on(const events::RunFinished& event) {
     fmt::print(out_, "ranktest: {} passing test{} printed failure signatures "
                "(suspicious-output), check that nothing was swallowed:\n",
                suspicious_.size(), suspicious_.size() == 1 ? "" : "s");
-    for (const auto& id : suspicious_) fmt::print(out_, "{} {}\n", label("SUSPECT", Tone::notice), id);
+    for (const auto& id : suspicious_)
+      fmt::print(out_, "{} {}\n", label("SUSPECT", Tone::notice), in_name_column(id));
   }
   for (const auto& [reason, count] : not_run_reasons_)
     fmt::print(out_, "ranktest: {} test{} not run: {}\n", count, count == 1 ? "" : "s",

@@ -2,6 +2,9 @@
 // and quotes what it printed; no test is dropped silently.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <filesystem>
+
 #include "harness.h"
 
 namespace ranktest::testing {
@@ -51,6 +54,59 @@ TEST(DiscoveryErrors, GlobMatchingNothing) {
   EXPECT_NE(run.err.find("ranktest.toml:1:1: "), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("build/*_test: the pattern matches no file"), std::string::npos)
       << run.err;
+}
+
+// A listing that hangs is killed after list-timeout, not after a test's
+// timeout (5 minutes by default), and the error names the binary, the
+// timeout and the setting to raise. A [[source]]'s list-timeout wins over
+// the top-level one.
+TEST(DiscoveryErrors, AListingThatHangsIsStoppedAtTheListTimeout) {
+  Workdir dir;
+  dir.write("ranktest.toml", "list-timeout = \"10m\"\n[[source]]\npaths = [\"" +
+                                 fixture("hangs_on_list") + "\"]\nlist-timeout = \"1s\"\n");
+  const auto started = std::chrono::steady_clock::now();
+  const auto run = run_ranktest(dir, {"run"});
+  const auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_EQ(run.exit_code, 3) << run.out << run.err;
+  EXPECT_NE(run.err.find("fixture_hangs_on_list: still listing its tests (--gtest_list_tests) "
+                         "after list-timeout = \"1s\", so it was killed; if it is only slow, "
+                         "raise list-timeout in ranktest.toml"),
+            std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("| waiting for the device service..."), std::string::npos) << run.err;
+  EXPECT_LT(took, std::chrono::seconds(30));
+  // Named on the command line, the binary gets the top-level list-timeout.
+  dir.write("ranktest.toml", "list-timeout = 0.5\n");
+  const auto named = run_ranktest(dir, {"list", fixture("hangs_on_list")});
+  EXPECT_EQ(named.exit_code, 3) << named.err;
+  EXPECT_NE(named.err.find("after list-timeout = \"500ms\""), std::string::npos) << named.err;
+}
+
+// A folder of binaries with one that is not a gtest (a benchmark, as in
+// Debian's /usr/lib/libtorch-test/): one glob and one exclude.
+TEST(DiscoverySources, ExcludeLeavesOutWhatAGlobMatches) {
+  Workdir dir;
+  std::filesystem::create_directories(dir.path() / "bin");
+  std::filesystem::copy_file(fixture("flaky"), dir.path() / "bin" / "flaky_test");
+  std::filesystem::copy_file(fixture("not_gtest"), dir.path() / "bin" / "intrusive_ptr_benchmark");
+  dir.write("ranktest.toml", "[[source]]\npaths = [\"bin/*\"]\n");
+  const auto all = run_ranktest(dir, {"list"});
+  EXPECT_EQ(all.exit_code, 3) << "the benchmark is no gtest: " << all.out << all.err;
+  EXPECT_NE(all.err.find("intrusive_ptr_benchmark"), std::string::npos) << all.err;
+  for (const std::string exclude : {"*_benchmark", "bin/*_benchmark"}) {
+    dir.write("ranktest.toml",
+              "[[source]]\npaths = [\"bin/*\"]\nexclude = [\"" + exclude + "\"]\n");
+    const auto run = run_ranktest(dir, {"run", "--filter", "*AlwaysPasses"});
+    EXPECT_EQ(run.exit_code, 0) << exclude << ": " << run.out << run.err;
+    EXPECT_EQ(run.finished().count("flaky_test::Flaky.AlwaysPasses"), 1u) << run.out;
+  }
+  // An exclude that leaves nothing of a pattern is a mistake, said as one.
+  dir.write("ranktest.toml", "[[source]]\npaths = [\"bin/*\"]\nexclude = [\"*\"]\n");
+  const auto none = run_ranktest(dir, {"list"});
+  EXPECT_EQ(none.exit_code, 3) << none.out;
+  EXPECT_NE(none.err.find("ranktest.toml:1:1: "), std::string::npos) << none.err;
+  EXPECT_NE(none.err.find("bin/*: exclude leaves out every file it matches"), std::string::npos)
+      << none.err;
 }
 
 // Beside a binary that passes, a binary that lists nothing would leave the

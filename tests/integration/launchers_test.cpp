@@ -5,8 +5,12 @@
 // and are held to one set of expectations.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "harness.h"
 
@@ -216,6 +220,83 @@ TEST(Launchers, ALauncherThatStartsNoRankIsAnErrorInItsOwnWords) {
   EXPECT_EQ(r["failures"][0]["message"], "There are not enough slots available in the system");
   EXPECT_NE(run.out.find("There are not enough slots available in the system"),
             std::string::npos) << run.out;
+}
+
+// OpenMPI's refusals, from the real mpirun: the root cause's message is
+// the refusal's reason, and the hint says which [mpirun] args to add.
+struct Refusal {
+  std::string reason;  // the first line of the root cause's message
+  std::string fix;     // what the terminal says to do
+};
+
+Refusal refusal_of(const Invocation& run) {
+  const auto finished = run.finished();
+  const auto& r = result_of(finished, "fixture_ranks::Ranks.AllReduceSums");
+  EXPECT_EQ(r["outcome"], "error") << r.dump(2);
+  Refusal refusal;
+  if (r["failures"].is_array() && !r["failures"].empty())
+    refusal.reason = r["failures"][0]["message"].get<std::string>();
+  refusal.reason = refusal.reason.substr(0, refusal.reason.find('\n'));
+  const auto at = run.out.find("  fix: ");
+  if (at != std::string::npos)
+    refusal.fix = run.out.substr(at + 7, run.out.find('\n', at) - at - 7);
+  return refusal;
+}
+
+// mpirun's own variables would let it run as root without the flag.
+class WithoutOpenMpiRootVariables {
+ public:
+  WithoutOpenMpiRootVariables() {
+    for (const char* name : {"OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"})
+      if (const char* value = std::getenv(name)) {
+        saved_.emplace_back(name, value);
+        ::unsetenv(name);
+      }
+  }
+  ~WithoutOpenMpiRootVariables() {
+    for (const auto& [name, value] : saved_) ::setenv(name.c_str(), value.c_str(), 1);
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> saved_;
+};
+
+TEST(Launchers, MpirunRefusingRootSaysWhichArgsToAdd) {
+  if (::geteuid() != 0) GTEST_SKIP() << "mpirun refuses only root";
+  WithoutOpenMpiRootVariables unset;
+  Workdir dir;
+  dir.write("ranktest.toml",
+            "launcher = \"mpirun\"\n"
+            "[[source]]\npaths = [\"" + fixture("ranks") + "\"]\n"
+            "[[override]]\nfilter = \"Ranks.*\"\nranks = 2\n");
+  const auto run = run_ranktest(dir, {"run", "--filter", "Ranks.AllReduceSums"});
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  const auto refusal = refusal_of(run);
+  EXPECT_EQ(refusal.reason, "mpirun has detected an attempt to run as root.") << run.out;
+  EXPECT_EQ(refusal.fix,
+            "Add the flag to mpirun's arguments in ranktest.toml: [mpirun] args = "
+            "[\"--allow-run-as-root\"] (docs/launchers.md), or run ranktest as another user.")
+      << run.out;
+}
+
+TEST(Launchers, MpirunRefusingMoreRanksThanSlotsSaysWhichArgsToAdd) {
+  Workdir dir;
+  dir.write("one-slot", "localhost slots=1\n");
+  dir.write("ranktest.toml",
+            "launcher = \"mpirun\"\n"
+            "[mpirun]\nhostfile = \"one-slot\"\nargs = [\"--allow-run-as-root\"]\n"
+            "[[source]]\npaths = [\"" + fixture("ranks") + "\"]\n"
+            "[[override]]\nfilter = \"Ranks.*\"\nranks = 2\n");
+  const auto run = run_ranktest(dir, {"run", "--filter", "Ranks.AllReduceSums"});
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  const auto refusal = refusal_of(run);
+  EXPECT_EQ(refusal.reason, "There are not enough slots available in the system to satisfy the 2")
+      << run.out;
+  EXPECT_EQ(refusal.fix,
+            "Add the flag to mpirun's arguments in ranktest.toml: [mpirun] args = "
+            "[\"--oversubscribe\"] (docs/launchers.md), or give the hosts more slots in "
+            "[mpirun] hostfile.")
+      << run.out;
 }
 
 }  // namespace

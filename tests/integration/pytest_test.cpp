@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdlib>
+
 #include <set>
 #include <sstream>
 
@@ -267,6 +270,48 @@ TEST(Pytest, AnInterpreterWithoutPytestIsADiscoveryError) {
   EXPECT_EQ(run.exit_code, 3);
   EXPECT_NE(run.err.find("ranktest.toml:1:1: pytest collected nothing (exit code 1)"),
             std::string::npos) << run.err;
+}
+
+// With a python3 first in PATH that has no pytest (a pyenv shim, a
+// virtualenv), the error names the interpreters on the machine that have
+// it and the setting that chooses one.
+TEST(Pytest, AnInterpreterWithoutPytestNamesOneThatHasIt) {
+  Workdir dir;
+  // Python without its site packages: no pytest.
+  std::filesystem::create_directories(dir.path() / "bare");
+  dir.write("bare/python3", "#!/bin/sh\nexec /usr/bin/python3 -S \"$@\"\n");
+  std::filesystem::permissions(dir.path() / "bare" / "python3",
+                               std::filesystem::perms::owner_all);
+  dir.write("ranktest.toml", "[[source]]\nkind = \"pytest\"\npaths = [\".\"]\n");
+  dir.write("test_a.py", "def test_a():\n    pass\n");
+  const std::string saved_path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  ::setenv("PATH", ((dir.path() / "bare").string() + ":/usr/bin:/bin").c_str(), 1);
+  const auto run = run_ranktest(dir, {"run"});
+  ::setenv("PATH", saved_path.c_str(), 1);
+  EXPECT_EQ(run.exit_code, 3);
+  EXPECT_NE(run.err.find("ranktest.toml:1:1: pytest collected nothing (exit code 1) (python3 has "
+                         "no pytest; /usr/bin/python3 has it: set python = \"/usr/bin/python3\" "
+                         "in this [[source]], or install pytest for python3)"),
+            std::string::npos)
+      << run.err;
+}
+
+// A collection that hangs is killed after list-timeout, and the error says
+// which setting to raise.
+TEST(Pytest, ACollectionThatHangsIsStoppedAtTheListTimeout) {
+  Workdir dir;
+  dir.write("ranktest.toml", "[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+                             "paths = [\"test_waits.py\"]\nlist-timeout = \"2s\"\n");
+  dir.write("test_waits.py", "import time\ntime.sleep(600)\n\ndef test_never():\n    pass\n");
+  const auto started = std::chrono::steady_clock::now();
+  const auto run = run_ranktest(dir, {"run"});
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(60));
+  EXPECT_EQ(run.exit_code, 3);
+  EXPECT_NE(run.err.find("ranktest.toml:1:1: pytest still collecting test_waits.py after "
+                         "list-timeout = \"2s\", so it was killed; if it is only slow, raise "
+                         "list-timeout in this [[source]]"),
+            std::string::npos)
+      << run.err;
 }
 
 TEST(Pytest, AMissingPathIsADiscoveryError) {

@@ -107,12 +107,36 @@ nodes = 2
   EXPECT_EQ(config->overrides[0].settings.nodes, 2);
 }
 
+TEST(Config, ReadsExcludeAndListTimeout) {
+  auto config = parse(R"(
+list-timeout = "30s"
+
+[[source]]
+paths = ["/usr/lib/libtorch-test/*"]
+exclude = ["*_benchmark", "legacy/*"]
+list-timeout = "5m"
+
+[[source]]
+kind = "pytest"
+paths = ["tests"]
+)");
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_EQ(config->list_timeout, std::chrono::seconds(30));
+  EXPECT_EQ(config->sources[0].exclude,
+            (std::vector<std::string>{"*_benchmark", "legacy/*"}));
+  EXPECT_EQ(config->sources[0].list_timeout, std::chrono::minutes(5));
+  EXPECT_TRUE(config->sources[1].exclude.empty());
+  EXPECT_FALSE(config->sources[1].list_timeout);
+}
+
 TEST(Config, DefaultsWhenEmpty) {
   auto config = parse("");
   ASSERT_TRUE(config);
   EXPECT_EQ(config->jobs, 0);
   EXPECT_EQ(config->timeout, std::chrono::minutes(5));
   EXPECT_EQ(config->grace_period, std::chrono::seconds(5));
+  EXPECT_EQ(config->list_timeout, std::chrono::minutes(2));
+  EXPECT_EQ(config->slow, std::chrono::seconds(60));
   EXPECT_EQ(config->state_dir, "/project/.ranktest");
   EXPECT_FALSE(config->junit);
   EXPECT_EQ(config->port_first, 20000);
@@ -140,7 +164,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "not an integer"},
         BadConfig{"jobz = 2\n",
                   "ranktest.toml:1:1: unknown key 'jobz'; known keys are: jobs, "
-                  "timeout, slow, grace-period, fail-fast, state-dir, junit, "
+                  "timeout, slow, grace-period, list-timeout, fail-fast, state-dir, junit, "
                   "html, history, max-output, devices, port-range, suspicious-output, audit-children, "
                   "max-processes, max-memory, retries, retry-delay, flaky, launcher, nodes, source, "
                   "override, hint, mpirun, slurm (see docs/configuration.md)"},
@@ -219,6 +243,30 @@ INSTANTIATE_TEST_SUITE_P(
                   "ranktest.toml:3:11: key 'timeout' in [[override]] has the value 0, which is "
                   "not a duration above 0: a number of seconds or a string such as \"90s\", "
                   "\"5m\", \"250ms\", at most 30 days"},
+        // slow = 0 would print a SLOW note every few milliseconds.
+        BadConfig{"slow = 0\n",
+                  "ranktest.toml:1:8: key 'slow' has the value 0, which is not a duration "
+                  "above 0: a number of seconds or a string such as \"90s\", \"5m\", \"250ms\", "
+                  "at most 30 days"},
+        BadConfig{"slow = -5\n",
+                  "ranktest.toml:1:8: key 'slow' has the value -5, which is not a duration "
+                  "above 0: a number of seconds or a string such as \"90s\", \"5m\", \"250ms\", "
+                  "at most 30 days"},
+        BadConfig{"[[override]]\nfilter = \"*\"\nslow = \"0s\"\n",
+                  "ranktest.toml:3:8: key 'slow' in [[override]] has the value \"0s\", which is "
+                  "not a duration above 0: a number of seconds or a string such as \"90s\", "
+                  "\"5m\", \"250ms\", at most 30 days"},
+        BadConfig{"list-timeout = 0\n",
+                  "ranktest.toml:1:16: key 'list-timeout' has the value 0, which is not a "
+                  "duration above 0: a number of seconds or a string such as \"90s\", \"5m\", "
+                  "\"250ms\", at most 30 days"},
+        BadConfig{"[[source]]\npaths = [\"a\"]\nlist-timeout = \"-1s\"\n",
+                  "ranktest.toml:3:16: key 'list-timeout' in [[source]] has the value \"-1s\", "
+                  "which is not a duration above 0: a number of seconds or a string such as "
+                  "\"90s\", \"5m\", \"250ms\", at most 30 days"},
+        BadConfig{"[[source]]\npaths = [\"a\"]\nexclude = \"*_benchmark\"\n",
+                  "ranktest.toml:3:11: key 'exclude' in [[source]] must be an array of "
+                  "strings, not a string"},
         BadConfig{"retry-delay = -1\n",
                   "ranktest.toml:1:15: key 'retry-delay' has the value -1, which is not a "
                   "duration: a number of seconds or a string such as \"90s\", \"5m\", "

@@ -117,6 +117,50 @@ TEST(TerminalReporter, StatusLevelsChooseWhatIsPrinted) {
   EXPECT_NE(everything.find("\n    SKIP bin::A.Skips\n"), std::string::npos) << everything;
 }
 
+// One generated name of 5,000 characters must not pad every summary line
+// to its length: the summary's name column is 80 characters, a longer name
+// cut with "…". The test's own line and its rerun command keep all of it.
+TEST(TerminalReporter, TheSummaryCapsTheNameColumn) {
+  Screen screen;
+  TerminalReporter reporter(screen.file(), options("ranktest run", StatusLevel::skip,
+                                                   StatusLevel::all));
+  reporter.report(started_run(4));
+  const std::string long_name = "Param.Case/" + std::string(4989, 'x');
+  auto long_failure = finished(long_name, Outcome::failed);
+  long_failure.result.reason = "exit code 1";
+  reporter.report(long_failure);
+  auto short_failure = finished("A.Fails", Outcome::failed);
+  short_failure.result.reason = "exit code 2";
+  reporter.report(short_failure);
+  reporter.report(finished("P." + std::string(200, 'p'), Outcome::passed));
+  reporter.report(finished("A.Passes", Outcome::passed));
+  events::RunFinished end;
+  end.counts.passed = 2;
+  end.counts.failed = 2;
+  reporter.report(end);
+  const auto text = screen.text();
+  const auto summary = text.substr(text.find("ranktest: 4 tests in"));
+  std::size_t longest = 0;
+  for (std::size_t at = 0, end_of_line; at < summary.size(); at = end_of_line + 1) {
+    end_of_line = summary.find('\n', at);
+    longest = std::max(longest, end_of_line - at);
+  }
+  // Label (8), a space, 80 characters (the last "…", 3 bytes), two spaces,
+  // the detail.
+  EXPECT_LE(longest, 8u + 1 + 82 + 2 + 11) << summary;
+  const std::string cut = "bin::Param.Case/" + std::string(80 - 17, 'x') + "…";
+  EXPECT_NE(summary.find("    FAIL " + cut + "  exit code 1\n"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("    FAIL bin::A.Fails" + std::string(80 - 12, ' ') + "  exit code 2\n"),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("    PASS bin::P." + std::string(80 - 8, 'p') + "…\n"), std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("    PASS bin::A.Passes\n"), std::string::npos) << summary;
+  // Before the summary, the failure's own line and rerun name it whole (up
+  // to the 400 bytes any terminal line gets).
+  EXPECT_NE(text.find("--exact bin::" + long_name), std::string::npos);
+}
+
 TEST(ShellQuote, QuotesOnlyWhatNeedsIt) {
   EXPECT_EQ(shell_quote("bin::A.B/0"), "bin::A.B/0");
   EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");

@@ -1,0 +1,55 @@
+// The keys ranktest.toml accepts (docs/configuration.md describes each; a
+// test checks it), the launchers' names and where a setting came from.
+#include "config/config.h"
+
+#include <fmt/format.h>
+
+namespace ranktest::config {
+
+std::string Place::to_string() const {
+  if (line <= 0) return file;
+  return fmt::format("{}:{}:{}", file, line, column);
+}
+
+const std::vector<std::string>& KnownKeys::top_level() {
+  static const std::vector<std::string> keys{
+      "jobs",  "timeout", "slow", "grace-period", "list-timeout", "fail-fast", "state-dir",
+      "junit", "html", "history", "max-output", "devices", "port-range", "suspicious-output", "audit-children",
+      "max-processes", "max-memory", "retries", "retry-delay", "flaky", "launcher", "nodes",
+      "source", "override", "hint", "mpirun", "slurm"};
+  return keys;
+}
+const std::vector<std::string>& KnownKeys::source() {
+  static const std::vector<std::string> keys{"kind", "paths", "args", "env",
+                                             "cwd", "python", "mode", "launcher",
+                                             "allow-empty", "fork-exit", "exclude",
+                                             "list-timeout"};
+  return keys;
+}
+const std::vector<std::string>& KnownKeys::override_table() {
+  static const std::vector<std::string> keys{
+      "filter", "timeout", "slow", "ranks", "devices", "exclusive", "labels", "leak",
+      "audit-children", "max-processes", "max-memory", "retries", "retry-delay", "launcher",
+      "nodes"};
+  return keys;
+}
+const std::vector<std::string>& KnownKeys::launcher_table(Launcher launcher) {
+  static const std::vector<std::string> mpirun{"command", "args", "hostfile"};
+  static const std::vector<std::string> slurm{"command", "args"};
+  return launcher == Launcher::mpirun ? mpirun : slurm;
+}
+
+std::string_view launcher_name(Launcher launcher) {
+  switch (launcher) {
+    case Launcher::local: return "local";
+    case Launcher::mpirun: return "mpirun";
+    case Launcher::slurm: return "slurm";
+  }
+  return "local";
+}
+const std::vector<std::string>& KnownKeys::device_kinds() {
+  static const std::vector<std::string> kinds{"cuda", "hip", "tpu", "cpu-sim"};
+  return kinds;
+}
+
+}  // namespace ranktest::config

@@ -1,0 +1,144 @@
+// The top level of ranktest.toml, with [devices], [mpirun] and [slurm].
+#include <fmt/format.h>
+
+#include "config/config_tables.h"
+
+namespace ranktest::config {
+namespace {
+
+// [mpirun] or [slurm].
+std::optional<Error> read_launcher(const toml::node& node, Launcher launcher,
+                                   const std::string& file, const std::filesystem::path& root,
+                                   LauncherConfig& into) {
+  const auto name = launcher_name(launcher);
+  const auto* table = node.as_table();
+  if (!table)
+    return TableReader(file, "").wrong_type(name, node,
+                                            fmt::format("a table, written [{}]", name));
+  const TableReader reader(file, fmt::format(" in [{}]", name));
+  if (auto error = reader.check_keys(*table, KnownKeys::launcher_table(launcher))) return error;
+  if (const auto* command = table->get("command")) {
+    if (!command->is_string() || command->value<std::string>()->empty())
+      return reader.wrong_type("command", *command,
+                               fmt::format("the launcher's name or path, e.g. \"{}\"",
+                                           launcher == Launcher::mpirun ? "mpirun" : "srun"));
+    into.command = command->value<std::string>().value();
+  }
+  if (const auto* args = table->get("args")) {
+    auto list = reader.strings("args", *args);
+    if (!list) return list.error();
+    into.args = std::move(*list);
+  }
+  if (const auto* hostfile = table->get("hostfile")) {
+    if (!hostfile->is_string()) return reader.wrong_type("hostfile", *hostfile, "a path string");
+    into.hostfile = root / hostfile->value<std::string>().value();
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Error> read_top_level(const toml::table& table,
+                                    const TableReader& reader,
+                                    Config& config) {
+  if (auto error = reader.check_keys(table, KnownKeys::top_level()))
+    return error;
+  if (const auto* node = table.get("jobs")) {
+    const auto jobs = reader.integer("jobs", *node, 1, 4096);
+    if (!jobs) return jobs.error();
+    config.jobs = *jobs;
+  }
+  for (const auto& [key, target] :
+       {std::pair{"timeout", &config.timeout}, std::pair{"slow", &config.slow},
+        std::pair{"grace-period", &config.grace_period},
+        std::pair{"list-timeout", &config.list_timeout}}) {
+    if (const auto* node = table.get(key)) {
+      auto value = reader.duration(key, *node, std::string_view(key) != "grace-period");
+      if (!value) return value.error();
+      *target = *value;
+    }
+  }
+  if (const auto* node = table.get("fail-fast")) {
+    if (!node->is_boolean()) return reader.wrong_type("fail-fast", *node, "true or false");
+    config.fail_fast = node->value<bool>().value();
+  }
+  if (const auto* node = table.get("state-dir")) {
+    if (!node->is_string()) return reader.wrong_type("state-dir", *node, "a path string");
+    config.state_dir = config.root / node->value<std::string>().value();
+  }
+  if (const auto* node = table.get("devices")) {
+    const auto* kinds = node->as_table();
+    if (!kinds) return reader.wrong_type("devices", *node, "a table, written [devices]");
+    for (const auto& [kind, value] : *kinds) {
+      const std::string key = "devices." + std::string(kind.str());
+      auto& ids = config.devices[std::string(kind.str())];
+      if (auto count = value.value<int64_t>(); count && value.is_integer()) {
+        if (*count < 0 || *count > 4096)
+          return reader.wrong_type(key, value, "a count from 0 to 4096 or an array of ids");
+        for (int64_t i = 0; i < *count; ++i) ids.push_back(std::to_string(i));
+      } else if (const auto* array = value.as_array()) {
+        for (const auto& id : *array) {
+          if (id.is_integer()) ids.push_back(std::to_string(id.value<int64_t>().value()));
+          else if (id.is_string()) ids.push_back(id.value<std::string>().value());
+          else return reader.wrong_type(key, id, "an array of device ids (integers or strings)");
+        }
+      } else {
+        return reader.wrong_type(key, value, "a count or an array of device ids");
+      }
+    }
+  }
+  if (const auto* node = table.get("port-range")) {
+    const auto* range = node->as_array();
+    constexpr std::string_view kRange = "an array of two ports [first, last] within 1024-65535";
+    if (!range || range->size() != 2 || !(*range)[0].is_integer() ||
+        !(*range)[1].is_integer())
+      return reader.wrong_type("port-range", *node, kRange);
+    const auto first = (*range)[0].value<int64_t>().value();
+    const auto last = (*range)[1].value<int64_t>().value();
+    if (first < 1024 || last > 65535 || first > last)
+      return reader.error_at(node->source(),
+                             fmt::format("key 'port-range' must be {}", kRange));
+    config.port_first = static_cast<int>(first);
+    config.port_last = static_cast<int>(last);
+  }
+  if (const auto* node = table.get("max-output")) {
+    auto bytes = reader.size("max-output", *node);
+    if (!bytes) return bytes.error();
+    config.max_output = *bytes;
+  }
+  if (auto error = reader.limits(table, config.defaults)) return error;
+  if (const auto* node = table.get("flaky")) {
+    const auto* text = node->as_string();
+    if (!text || (text->get() != "pass" && text->get() != "fail"))
+      return reader.wrong_type("flaky", *node, "\"pass\" or \"fail\"");
+    config.flaky_fails = text->get() == "fail";
+  }
+  if (const auto* node = table.get("suspicious-output")) {
+    auto signatures = reader.strings("suspicious-output", *node);
+    if (!signatures) return signatures.error();
+    config.suspicious_output = std::move(*signatures);
+  }
+  if (const auto* node = table.get("junit")) {
+    if (!node->is_string()) return reader.wrong_type("junit", *node, "a path string");
+    config.junit = config.root / node->value<std::string>().value();
+  }
+  if (const auto* node = table.get("history")) {
+    if (node->is_boolean() && !node->value<bool>().value()) config.history_off = true;
+    else if (node->is_string()) config.history = config.root / node->value<std::string>().value();
+    else return reader.wrong_type("history", *node, "a path string, or false");
+  }
+  if (const auto* node = table.get("html")) {
+    if (!node->is_string()) return reader.wrong_type("html", *node, "a path string");
+    config.html = config.root / node->value<std::string>().value();
+  }
+  for (const auto& [launcher, into] :
+       {std::pair{Launcher::mpirun, &config.mpirun}, std::pair{Launcher::slurm, &config.slurm}}) {
+    const auto name = launcher_name(launcher);
+    if (const auto* node = table.get(name))
+      if (auto error = read_launcher(*node, launcher, reader.file(), config.root, *into))
+        return error;
+  }
+  return std::nullopt;
+}
+
+}  // namespace ranktest::config
