@@ -8,6 +8,7 @@
 #include <unordered_set>
 #include <thread>
 
+#include "app/listing_progress.h"
 #include "config/config_loader.h"
 #include "discover/gtest_discoverer.h"
 #include "discover/pytest_discoverer.h"
@@ -106,11 +107,17 @@ std::variant<std::vector<TestCase>, Failure> discover_tests(
   std::vector<TestCase> tests;
   // Listed with the run's jobs; an unchanged binary's listing comes from
   // the cache (--recollect lists every binary again).
+  std::optional<ListingProgress> progress_line(std::in_place, stderr);
+  auto& progress = *progress_line;
   auto listed = discover::discover_gtest_binaries(
       *binaries, signals,
       discover::ListingOptions{static_cast<std::size_t>(std::max(1, config.jobs)),
                                recollect ? std::filesystem::path()
-                                         : config.state_dir / "gtest-listings"});
+                                         : config.state_dir / "gtest-listings",
+                               [&](std::size_t done, std::size_t to_list) {
+                                 progress.update(done, to_list);
+                               }});
+  progress_line.reset();  // the line goes before anything else is said
   if (!listed) return Failure{ExitCode::discovery_error, listed.error().message};
   for (std::size_t i = 0; i < listed->size(); ++i) {
     auto& found = (*listed)[i];

@@ -240,7 +240,10 @@ Expected<std::vector<DiscoveredBinary>> discover_gtest_binaries(
     timeouts.push_back(binary.list_timeout);
     scratches.push_back(std::move(*scratch));
   }
-  auto runs = process::run_all_to_completion(requests, options.jobs, signals, timeouts);
+  auto runs = process::run_all_to_completion(
+      requests, options.jobs, signals, timeouts, [&](std::size_t listed) {
+        if (options.progress) options.progress(listed, requests.size());
+      });
   for (std::size_t r = 0; r < to_list.size(); ++r) {
     const std::size_t i = to_list[r];
     const auto& binary = binaries[i];

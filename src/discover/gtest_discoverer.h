@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -56,6 +57,9 @@ struct ListingOptions {
   // binary whose file and listing command did not change is not run again.
   // Empty: no cache.
   std::filesystem::path cache_folder;
+  // Told (listed, to list) each time a binary's listing ends and at least
+  // once a second meanwhile; not for binaries read from the cache.
+  std::function<void(std::size_t listed, std::size_t to_list)> progress;
 };
 
 // Every binary's tests, in the order given: listed `jobs` at once, or read

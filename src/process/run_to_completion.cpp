@@ -14,7 +14,8 @@ Expected<Completion> run_to_completion(const SpawnRequest& request,
 
 std::vector<Expected<Completion>> run_all_to_completion(
     const std::vector<SpawnRequest>& requests, std::size_t jobs, SignalWatch& signals,
-    const std::vector<std::chrono::milliseconds>& timeouts) {
+    const std::vector<std::chrono::milliseconds>& timeouts,
+    const std::function<void(std::size_t ended)>& progress) {
   using Clock = std::chrono::steady_clock;
   struct Running {
     std::size_t index;
@@ -24,7 +25,7 @@ std::vector<Expected<Completion>> run_all_to_completion(
   };
   std::vector<Expected<Completion>> results(requests.size(), Error{"not run"});
   std::vector<Running> running;
-  std::size_t next = 0;
+  std::size_t next = 0, ended = 0;
   std::optional<int> interrupted_by;
   jobs = std::max<std::size_t>(jobs, 1);
   for (;;) {
@@ -53,7 +54,9 @@ std::vector<Expected<Completion>> run_all_to_completion(
       completion.interrupted_by = interrupted_by;
       results[it->index] = completion;
       it = running.erase(it);
+      ++ended;
     }
+    if (progress) progress(ended);
     if (running.empty() && (interrupted_by || next >= requests.size())) break;
     auto wake = Clock::time_point::max();
     const auto now = Clock::now();

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -25,8 +26,11 @@ Expected<Completion> run_to_completion(const SpawnRequest& request,
 // Runs every command, at most `jobs` at once, request i for at most
 // timeouts[i]; one result per request, in order. On an interruption every
 // running command is killed, and those not started yet say so too.
+// `progress`, where given, is told how many have ended: each time one does,
+// and at least once a second meanwhile.
 std::vector<Expected<Completion>> run_all_to_completion(
     const std::vector<SpawnRequest>& requests, std::size_t jobs, SignalWatch& signals,
-    const std::vector<std::chrono::milliseconds>& timeouts);
+    const std::vector<std::chrono::milliseconds>& timeouts,
+    const std::function<void(std::size_t ended)>& progress = {});
 
 }  // namespace ranktest::process
