@@ -97,7 +97,8 @@ int main(int argc, char** argv) {
                   "write a self-contained HTML report (tests, logs of every rank, timeline) to PATH");
   run->add_option("--trace", cli.trace,
                   "write the schedule as a Chrome/Perfetto trace (JSON) to PATH");
-  run->add_option("--devices", cli.devices,
+  std::vector<std::string> devices_text;
+  run->add_option("--devices", devices_text,
                   "KIND=ID,ID: use these devices of a kind (repeatable)")
       ->allow_extra_args(false);
   run->add_option("--state-dir", cli.state_dir,
@@ -183,6 +184,20 @@ int main(int argc, char** argv) {
                                             : ranktest::app::ListFormat::text;
     cli.message_format = message_format == "json" ? ranktest::app::MessageFormat::json
                                                   : ranktest::app::MessageFormat::human;
+    // Every flag is parsed here; app/ only applies them.
+    for (const auto& spec : devices_text) {
+      const auto equals = spec.find('=');
+      if (equals == std::string::npos || equals == 0)
+        throw CLI::ValidationError("--devices", "'" + spec + "': write KIND=ID,ID, e.g. --devices cuda=0,1");
+      std::vector<std::string> ids;
+      std::string_view rest = std::string_view(spec).substr(equals + 1);
+      while (!rest.empty()) {
+        const auto comma = rest.find(',');
+        if (comma != 0) ids.emplace_back(rest.substr(0, comma));
+        rest.remove_prefix(comma == std::string_view::npos ? rest.size() : comma + 1);
+      }
+      cli.devices.emplace_back(spec.substr(0, equals), std::move(ids));
+    }
     if (!timeout_text.empty()) {
       cli.timeout = ranktest::config::parse_duration(timeout_text);
       if (!cli.timeout || cli.timeout->count() == 0)

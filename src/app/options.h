@@ -37,7 +37,8 @@ struct CommandLine {
   std::optional<std::filesystem::path> state_dir;
   // --devices KIND=ID,ID: replaces the inventory of that kind (the rerun
   // hint uses it to give a test the devices it had).
-  std::vector<std::string> devices;
+  // Each --devices, parsed: the kind and its ids, in the order given.
+  std::vector<std::pair<std::string, std::vector<std::string>>> devices;
   NoTestsPolicy no_tests = NoTestsPolicy::fail;
   ListFormat list_format = ListFormat::text;
   MessageFormat message_format = MessageFormat::human;

@@ -55,21 +55,7 @@ std::variant<config::Config, Failure> load_configuration(const CommandLine& cli,
   if (cli.junit) config.junit = *cli.junit;
   if (cli.html) config.html = *cli.html;
   if (cli.state_dir) config.state_dir = *cli.state_dir;
-  for (const auto& spec : cli.devices) {
-    const auto equals = spec.find('=');
-    if (equals == std::string::npos || equals == 0)
-      return Failure{ExitCode::usage_error,
-                     fmt::format("--devices {}: write KIND=ID,ID, e.g. --devices cuda=0,1",
-                                 spec)};
-    auto& ids = config.devices[spec.substr(0, equals)];
-    ids.clear();
-    std::string_view rest = std::string_view(spec).substr(equals + 1);
-    while (!rest.empty()) {
-      const auto comma = rest.find(',');
-      if (comma != 0) ids.emplace_back(rest.substr(0, comma));
-      rest.remove_prefix(comma == std::string_view::npos ? rest.size() : comma + 1);
-    }
-  }
+  for (const auto& [kind, ids] : cli.devices) config.devices[kind] = ids;
   if (config.jobs <= 0) config.jobs = available_cpus();
   if (cli.no_capture) config.jobs = 1;  // interleaved output is unreadable
 
@@ -154,16 +140,7 @@ std::variant<std::vector<TestCase>, Failure> discover_tests(
 
 std::size_t keep_partition(std::vector<TestCase>& tests, const CommandLine& cli,
                            const std::map<std::string, config::Duration>& expected) {
-  if (!cli.partition) return 0;
-  std::vector<std::string> ids;
-  for (const auto& test : tests)
-    if (select::selection_matches(cli.selection, test)) ids.push_back(test.id);
-  const auto members = select::partition_members(ids, *cli.partition, expected);
-  std::set<std::string> others;
-  for (std::size_t i = 0; i < ids.size(); ++i)
-    if (!members[i]) others.insert(ids[i]);
-  std::erase_if(tests, [&](const TestCase& test) { return others.count(test.id) > 0; });
-  return others.size();
+  return cli.partition ? select::keep_partition(tests, cli.selection, *cli.partition, expected) : 0;
 }
 
 std::shared_ptr<history::HistoryDb> open_history(const config::Config& config, bool create) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <numeric>
+#include <set>
 
 namespace ranktest::select {
 
@@ -79,6 +80,20 @@ std::vector<bool> partition_members(const std::vector<std::string>& ids,
     members[i] = static_cast<std::uint64_t>(lightest) == mine;
   }
   return members;
+}
+
+std::size_t keep_partition(std::vector<TestCase>& tests, const Selection& selection,
+                           const Partition& partition,
+                           const std::map<std::string, config::Duration>& expected) {
+  std::vector<std::string> ids;
+  for (const auto& test : tests)
+    if (selection_matches(selection, test)) ids.push_back(test.id);
+  const auto members = partition_members(ids, partition, expected);
+  std::set<std::string> others;
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    if (!members[i]) others.insert(ids[i]);
+  std::erase_if(tests, [&](const TestCase& test) { return others.count(test.id) > 0; });
+  return others.size();
 }
 
 }  // namespace ranktest::select

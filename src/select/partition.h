@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "config/duration.h"
+#include "model/test_case.h"
+#include "select/test_plan.h"
 
 namespace ranktest::select {
 
@@ -26,6 +28,13 @@ struct Partition {
 
 // "hash:2/4", "time:1/3"; nullopt unless 1 <= K <= N.
 std::optional<Partition> parse_partition(std::string_view text);
+
+// Drops from `tests` the tests `selection` selects that are not in
+// `partition`'s share; returns how many it dropped. Tests the selection
+// leaves out stay (they are counted as filtered out later).
+std::size_t keep_partition(std::vector<TestCase>& tests, const Selection& selection,
+                           const Partition& partition,
+                           const std::map<std::string, config::Duration>& expected);
 
 // For each of `ids` (the selected tests), whether partition K runs it.
 std::vector<bool> partition_members(const std::vector<std::string>& ids,

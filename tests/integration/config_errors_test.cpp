@@ -61,6 +61,9 @@ TEST(ConfigErrors, BadFlags) {
   const auto run = run_ranktest(dir, {"run", "--timeout", "soon", "x"});
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_NE(run.err.find("'soon' is not a duration"), std::string::npos) << run.err;
+  const auto devices = run_ranktest(dir, {"run", "--devices", "cuda", "x"});
+  EXPECT_EQ(devices.exit_code, 2);
+  EXPECT_NE(devices.err.find("'cuda': write KIND=ID,ID"), std::string::npos) << devices.err;
 }
 
 TEST(ConfigErrors, NothingToRun) {
