@@ -21,20 +21,20 @@ const std::vector<std::string>& KnownKeys::top_level() {
       "jobs",  "timeout", "slow", "grace-period", "fail-fast", "state-dir",
       "junit", "html", "history", "max-output", "devices", "port-range", "suspicious-output", "audit-children",
       "max-processes", "max-memory", "retries", "retry-delay", "flaky", "launcher", "nodes",
-      "source", "override", "hint", "mpirun", "slurm"};
+      "network", "network-fallback", "tmpdir", "source", "override", "hint", "mpirun", "slurm"};
   return keys;
 }
 const std::vector<std::string>& KnownKeys::source() {
   static const std::vector<std::string> keys{"kind", "paths", "args", "env",
                                              "cwd", "python", "mode", "launcher",
-                                             "allow-empty", "fork-exit"};
+                                             "allow-empty", "fork-exit", "network", "tmpdir"};
   return keys;
 }
 const std::vector<std::string>& KnownKeys::override_table() {
   static const std::vector<std::string> keys{
       "filter", "timeout", "slow", "ranks", "devices", "exclusive", "labels", "leak",
       "audit-children", "max-processes", "max-memory", "retries", "retry-delay", "launcher",
-      "nodes"};
+      "nodes", "network", "tmpdir"};
   return keys;
 }
 const std::vector<std::string>& KnownKeys::launcher_table(Launcher launcher) {
@@ -51,6 +51,10 @@ std::string_view launcher_name(Launcher launcher) {
   }
   return "local";
 }
+std::string_view network_name(Network network) {
+  return network == Network::isolated ? "isolated" : "host";
+}
+
 const std::vector<std::string>& KnownKeys::device_kinds() {
   static const std::vector<std::string> kinds{"cuda", "hip", "tpu", "cpu-sim"};
   return kinds;
@@ -213,6 +217,35 @@ class TableReader {
       if (!count) return count.error();
       settings.nodes = *count;
     }
+    return containment(table, settings.network, settings.private_tmpdir, settings.launcher);
+  }
+
+  // network and tmpdir, which the top level, [[source]] and [[override]]
+  // all take. A table that isolates the network of ranks mpirun or srun
+  // starts is refused here; settings from different tables meet in the
+  // plan (select::network_conflict).
+  std::optional<Error> containment(const toml::table& table, std::optional<Network>& network,
+                                   std::optional<bool>& private_tmpdir,
+                                   const std::optional<Launcher>& launcher) const {
+    if (const auto* node = table.get("network")) {
+      const auto name = node->value<std::string>();
+      if (!node->is_string() || (*name != "host" && *name != "isolated"))
+        return wrong_type("network", *node, "\"host\" or \"isolated\"");
+      network = *name == "isolated" ? Network::isolated : Network::host;
+      if (network == Network::isolated && launcher && *launcher != Launcher::local)
+        return error_at(node->source(),
+                        fmt::format("network = \"isolated\"{} cannot apply to ranks that "
+                                    "launcher = \"{}\" starts (they may span nodes, and one "
+                                    "namespace cannot hold them); use network = \"host\" or "
+                                    "launcher = \"local\"",
+                                    context_, launcher_name(*launcher)));
+    }
+    if (const auto* node = table.get("tmpdir")) {
+      const auto name = node->value<std::string>();
+      if (!node->is_string() || (*name != "shared" && *name != "private"))
+        return wrong_type("tmpdir", *node, "\"shared\" or \"private\"");
+      private_tmpdir = *name == "private";
+    }
     return std::nullopt;
   }
 
@@ -351,6 +384,12 @@ std::optional<Error> read_top_level(const toml::table& table,
       return reader.wrong_type("flaky", *node, "\"pass\" or \"fail\"");
     config.flaky_fails = text->get() == "fail";
   }
+  if (const auto* node = table.get("network-fallback")) {
+    const auto* text = node->as_string();
+    if (!text || (text->get() != "refuse" && text->get() != "host"))
+      return reader.wrong_type("network-fallback", *node, "\"refuse\" or \"host\"");
+    config.network_fallback_host = text->get() == "host";
+  }
   if (const auto* node = table.get("suspicious-output")) {
     auto signatures = reader.strings("suspicious-output", *node);
     if (!signatures) return signatures.error();
@@ -427,6 +466,9 @@ std::optional<Error> read_source(const toml::table& table,
     if (!launcher) return launcher.error();
     source.launcher = *launcher;
   }
+  if (auto error = reader.containment(table, source.network, source.private_tmpdir,
+                                      source.launcher))
+    return error;
   if (const auto* node = table.get("allow-empty")) {
     if (!node->is_boolean()) return reader.wrong_type("allow-empty", *node, "true or false");
     source.allow_empty = node->value<bool>().value();

@@ -142,7 +142,9 @@ Expected<pid_t> ForkServer::fork_test(const ForkRequest& request) {
   Json message{{"log", request.log.string()},
                {"cwd", request.working_directory.string()},
                {"pgid", request.process_group},
-               {"cgroups", cgroups}};
+               {"cgroups", cgroups},
+               {"netns", request.network_namespace},
+               {"userns", request.user_namespace}};
   if (kind_ == SuiteKind::pytest) {
     message["nodeid"] = request.nodeid;
     Json env = Json::object();

@@ -204,6 +204,11 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
   if (options_.cgroups)
     running->cgroup = options_.cgroups->create(
         process::CgroupLimits{test.settings->max_processes, test.settings->max_memory});
+  if (test.settings->network == Network::isolated) {
+    auto network = process::NetworkNamespace::create();
+    if (!network) return failed_to_launch(network.error().message);
+    running->network.emplace(std::move(*network));
+  }
 
   // Each rank's command, log, report and audit file, whoever starts it.
   const int world = test.settings->ranks;
@@ -237,6 +242,14 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
                                   .audit_path = audit_path});
     commands.push_back(std::move(command));
   }
+  if (test.settings->private_tmpdir) {
+    auto tmpdir = RunFolder::private_tmpdir(*folder);
+    if (!tmpdir) return failed_to_launch(tmpdir.error().message);
+    for (auto& command : commands) {
+      std::erase_if(command.set, [](const auto& entry) { return entry.first == "TMPDIR"; });
+      command.set.emplace_back("TMPDIR", tmpdir->string());
+    }
+  }
   if (test.settings->launcher != Launcher::local) {
     bool launched = true;
     start_with_launcher(*running, std::move(commands), [&](const std::string& why) {
@@ -251,6 +264,10 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
     const auto& log_path = running->ranks[static_cast<std::size_t>(rank)].log_path;
     const bool audited = !running->ranks[static_cast<std::size_t>(rank)].audit_path.empty();
     if (rank > 0) request.process_group = running->ranks.front().child.process_group();
+    if (running->network) {
+      request.network_fd = running->network->net_fd();
+      request.user_namespace_fd = running->network->user_fd();
+    }
     std::optional<Expected<process::ChildProcess>> spawned;
     if (test.test->source->fork_server && !audited && !log_path.empty() &&
         !assignment.fresh_process)
@@ -263,7 +280,9 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
                          test.test->source->working_directory, request.process_group,
                          running->cgroup ? running->cgroup->procs_files()
                                          : std::vector<std::filesystem::path>{},
-                         server->exit_probe() != ExitProbe::fast};
+                         server->exit_probe() != ExitProbe::fast,
+                         running->network ? running->network->net_path() : std::string(),
+                         running->network ? running->network->user_path() : std::string()};
         if (auto pid = server->fork_test(fork)) {
           spawned.emplace(process::ChildProcess::adopt(
               *pid, request.process_group ? request.process_group : *pid));

@@ -1,8 +1,8 @@
-// Starting a process inside its test's cgroup without the runner ever
-// joining it. posix_spawn cannot do that (glibc 2.36 has no cgroup
-// attribute), so this is a fork-like clone3 whose child does only
-// async-signal-safe work (dup2, setpgid, write, sigaction, execve) before
-// exec: the runner may have other threads.
+// Starting a process inside its test's cgroup (and network namespace)
+// without the runner ever joining either. posix_spawn cannot do that (glibc
+// 2.36 has no cgroup attribute), so this is a fork-like clone3 whose child
+// does only async-signal-safe work (dup2, setpgid, write, setns, sigaction,
+// execve) before exec: the runner may have other threads.
 #include "process/cgroup_spawn.h"
 
 #include <fcntl.h>
@@ -17,6 +17,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+
+#include "process/network_namespace.h"
 
 namespace ranktest::process {
 namespace {
@@ -73,7 +75,7 @@ struct ChildFailure {
   int error = 0;
 };
 constexpr int kStepDescriptors = 1, kStepGroup = 2, kStepCgroup = 3, kStepDirectory = 4,
-              kStepExec = 5;
+              kStepExec = 5, kStepNetwork = 6;
 
 [[noreturn]] void child_fails(int pipe_fd, int step) {
   const ChildFailure failure{step, errno};
@@ -170,6 +172,10 @@ Expected<pid_t> spawn_in_cgroup(const SpawnRequest& request,
     };
     if (!placed_by_clone && !v2_procs.empty()) join(v2_procs);
     for (const auto& file : procs) join(file);
+    // After the cgroup: a user namespace's process may no longer write it.
+    if (request.network_fd >= 0 &&
+        !join_network_namespace(request.network_fd, request.user_namespace_fd))
+      child_fails(report, kStepNetwork);
     if (!request.working_directory.empty() && ::chdir(request.working_directory.c_str()) != 0)
       child_fails(report, kStepDirectory);
     // Default dispositions for every signal the runner catches, and for
@@ -213,6 +219,10 @@ Expected<pid_t> spawn_in_cgroup(const SpawnRequest& request,
                                program, request.cgroup_v2.empty() && !procs.empty()
                                             ? procs.front() : request.cgroup_v2.string(),
                                reason)};
+    case kStepNetwork:
+      return Error{fmt::format("cannot start '{}' in the test's network namespace (network = "
+                               "\"isolated\"): setns: {}",
+                               program, reason)};
     case kStepDirectory:
       return Error{fmt::format("cannot start '{}' in {}: {}", program,
                                request.working_directory.string(), reason)};
