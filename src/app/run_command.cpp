@@ -184,10 +184,10 @@ int run_command(const CommandLine& cli) {
                                "network instead",
                                *refusal)});
     const auto moved = select::fall_back_to_host_network(plan);
-    warnings.push_back(fmt::format("network = \"isolated\" is not available: {}; {} test{} "
-                                   "run{} on the host's network (network-fallback = \"host\")",
-                                   *refusal, moved, moved == 1 ? "" : "s",
-                                   moved == 1 ? "s" : ""));
+    warnings.push_back(fmt::format("network = \"isolated\" is not available, so {} test{} "
+                                   "run{} on the host's network (network-fallback = \"host\"): {}",
+                                   moved, moved == 1 ? "" : "s", moved == 1 ? "s" : "",
+                                   *refusal));
   }
 
   if (plan.to_run.empty() && plan.to_skip.empty() && plan.cannot_run.empty() &&

@@ -194,10 +194,9 @@ Expected<NetworkNamespace> NetworkNamespace::create() {
   if (privileged_refusal.empty())
     return Error{fmt::format("cannot create a network namespace: {}", fds.error().message)};
   return Error{fmt::format(
-      "cannot create a network namespace: {} (ranktest runs without CAP_SYS_ADMIN), and no "
-      "user namespace either: {} (unprivileged user namespaces are off here: see sysctl "
-      "user.max_user_namespaces, kernel.unprivileged_userns_clone, or an AppArmor or seccomp "
-      "policy); run ranktest as root",
+      "cannot create a network namespace: {} (no CAP_SYS_ADMIN), nor in a user namespace: {} "
+      "(see sysctl user.max_user_namespaces, kernel.unprivileged_userns_clone, AppArmor); run "
+      "ranktest as root",
       privileged_refusal, fds.error().message)};
 }
 

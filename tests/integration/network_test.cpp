@@ -132,7 +132,7 @@ TEST(Network, AnIsolatedTestCannotReachTheHostsLoopbackAHostTestCan) {
     Workdir dir;
     dir.write("ranktest.toml", network_config(network, env));
     const auto run = run_ranktest(dir, {"run", "--filter", "HostLoopback.*"});
-    const auto& result = run.finished().at("fixture_network::HostLoopback.ReachesTheHostsServer");
+    const auto result = run.finished().at("fixture_network::HostLoopback.ReachesTheHostsServer");
     if (network == "host") {
       EXPECT_EQ(outcome_of(result), "passed") << run.out;
     } else {
@@ -152,7 +152,7 @@ TEST(Network, AnIsolatedTestSeesOnlyLoopbackAndItsOwnTmpdir) {
   dir.write("ranktest.toml", network_config("isolated", "tmpdir = \"private\"\n"));
   const auto run = run_ranktest(dir, {"run", "--filter", "Surroundings.*"});
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
-  const auto& result = run.finished().at("fixture_network::Surroundings.PrintsInterfacesAndTmpdir");
+  const auto result = run.finished().at("fixture_network::Surroundings.PrintsInterfacesAndTmpdir");
   const auto log = read_file(result["result"]["log"].get<std::string>());
   EXPECT_NE(log.find("interfaces: lo \n"), std::string::npos) << log;
   const auto attempt = std::filesystem::path(result["result"]["log"].get<std::string>()).parent_path();
@@ -232,22 +232,31 @@ TEST(Network, IsolatedWithMpirunIsAConfigurationError) {
       << same_table.err;
 }
 
-// A shell command that runs ranktest without CAP_SYS_ADMIN: in a user
-// namespace of its own, with every capability dropped for good; with
-// `no_user_namespaces`, one that may not make user namespaces either.
+// A shell command that runs ranktest in `dir` without CAP_SYS_ADMIN. As
+// the user nobody, which may make user namespaces where the machine allows
+// them; or, with `no_user_namespaces`, in a user namespace of its own that
+// may make no more of them, with every capability dropped for good.
 std::string unprivileged(const Workdir& dir, const std::string& args, bool no_user_namespaces) {
-  return "cd " + dir.path().string() + " && unshare --user --map-root-user sh -c '" +
-         (no_user_namespaces ? "echo 0 > /proc/sys/user/max_user_namespaces && " : "") +
-         "exec setpriv --securebits +noroot,+noroot_locked --inh-caps -all --bounding-set -all " +
-         RANKTEST_BINARY + " " + args + "'";
+  std::filesystem::permissions(dir.path(), std::filesystem::perms::all);
+  if (!no_user_namespaces)
+    return "cd " + dir.path().string() +
+           " && setpriv --reuid=65534 --regid=65534 --clear-groups " RANKTEST_BINARY " " + args;
+  return "cd " + dir.path().string() +
+         " && unshare --user --map-root-user sh -c 'echo 0 > /proc/sys/user/max_user_namespaces "
+         "&& exec setpriv --securebits +noroot,+noroot_locked --inh-caps -all --bounding-set -all "
+         RANKTEST_BINARY " " + args + "'";
 }
 
 bool can_drop_privileges() {
-  return shell("unshare --user --map-root-user setpriv --bounding-set -all true") == 0;
+  return ::geteuid() == 0 &&
+         shell("unshare --user --map-root-user setpriv --bounding-set -all true") == 0 &&
+         shell("setpriv --reuid=65534 --regid=65534 --clear-groups unshare --user --net true") == 0;
 }
 
 TEST(Network, WithoutPrivilegeAUserNamespaceIsolatesTheTests) {
-  if (!can_drop_privileges()) GTEST_SKIP() << "no user namespaces here to drop privileges in";
+  if (!can_drop_privileges())
+    GTEST_SKIP() << "needs root, and unprivileged user namespaces, to run ranktest without "
+                    "privileges";
   Workdir dir;
   dir.write("ranktest.toml", network_config("isolated"));
   std::string output;
@@ -262,7 +271,9 @@ TEST(Network, WithoutPrivilegeAUserNamespaceIsolatesTheTests) {
 }
 
 TEST(Network, WhereNoNamespaceCanBeMadeTheRunIsRefusedOrFallsBackAsAsked) {
-  if (!can_drop_privileges()) GTEST_SKIP() << "no user namespaces here to drop privileges in";
+  if (!can_drop_privileges())
+    GTEST_SKIP() << "needs root, and unprivileged user namespaces, to run ranktest without "
+                    "privileges";
   Workdir dir;
   dir.write("ranktest.toml", network_config("isolated"));
   std::string output;
@@ -279,7 +290,9 @@ TEST(Network, WhereNoNamespaceCanBeMadeTheRunIsRefusedOrFallsBackAsAsked) {
   const int fell_back = shell(unprivileged(dir, "run --filter \"Surroundings.*\"", true), &output);
   EXPECT_EQ(fell_back, 0) << output;
   EXPECT_EQ(occurrences(output, "network = \"isolated\" is not available"), 1u) << output;
-  EXPECT_NE(output.find("1 test runs on the host's network (network-fallback = \"host\")"),
+  EXPECT_NE(output.find("ranktest: warning: network = \"isolated\" is not available, so 1 test "
+                        "runs on the host's network (network-fallback = \"host\"): cannot "
+                        "create a network namespace"),
             std::string::npos)
       << output;
   Invocation run;
