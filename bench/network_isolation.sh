@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The cost of network = "isolated": one generated GoogleTest binary with
+# 1,000 trivial tests, each in a process of its own, two at a time, run by
+# ranktest with network = "host" and with network = "isolated" (a network
+# namespace per test, lo up), plainly and forked from a fork server. The
+# runs alternate, so both see the same machine. Prints the median of
+# several runs of each, the ratio isolated/host, and the extra time per
+# test.
+# Usage: bench/network_isolation.sh [runs] (default 3). BENCH_TESTS=N
+# changes the number of tests. Needs root or unprivileged user namespaces.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-3}
+tests=${BENCH_TESTS:-1000}
+ranktest=$PWD/build/ranktest
+[[ -x $ranktest ]] || { echo "bench: build first (scripts/build.sh)" >&2; exit 2; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/project"
+cat > "$work/project/trivial_test.cpp" <<CPP
+#include <gtest/gtest.h>
+class Trivial : public ::testing::TestWithParam<int> {};
+TEST_P(Trivial, Passes) { EXPECT_GE(GetParam(), 0); }
+INSTANTIATE_TEST_SUITE_P(Many, Trivial, ::testing::Range(0, $tests));
+CPP
+cat > "$work/project/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.25)
+project(network_isolation CXX)
+find_package(GTest REQUIRED)
+add_executable(trivial_test trivial_test.cpp)
+target_link_libraries(trivial_test PRIVATE GTest::gtest_main)
+CMAKE
+echo "bench: building a binary with $tests tests" >&2
+cmake -S "$work/project" -B "$work/build" -DCMAKE_BUILD_TYPE=Release > "$work/cmake.log" 2>&1 ||
+  { cat "$work/cmake.log" >&2; exit 1; }
+cmake --build "$work/build" -j2 > "$work/build.log" 2>&1 || { cat "$work/build.log" >&2; exit 1; }
+binary=$work/build/trivial_test
+
+seconds() {  # runs "$@" and prints how long it took, failing if it failed
+  local start end
+  start=$(date +%s.%N)
+  "$@" > "$work/last.log" 2>&1 || { tail -20 "$work/last.log" >&2; echo "bench: '$*' failed" >&2; exit 1; }
+  end=$(date +%s.%N)
+  awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f\n", b - a }'
+}
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+# run MODE NETWORK: the whole binary, every test passing, and (isolated)
+# every test said isolated by run-started.
+run() {
+  rm -rf "$work/state"
+  printf 'network = "%s"\n[[source]]\npaths = ["%s"]\nmode = "%s"\n' "$2" "$binary" "$1" \
+    > "$work/$1-$2.toml"
+  "$ranktest" run -j2 --state-dir "$work/state" --config "$work/$1-$2.toml"
+  local isolated
+  isolated=$(head -1 "$work/state/runs/latest/events.jsonl" |
+             python3 -c 'import json,sys; print(len(json.load(sys.stdin)["network_isolated"]))')
+  [[ $2 == host && $isolated == 0 || $2 == isolated && $isolated == "$tests" ]]
+  ! grep -q "cannot fork tests" "$work/last.log" 2>/dev/null
+}
+
+declare -A samples
+for _ in $(seq "$runs"); do
+  for mode in plain fork-server; do
+    for network in host isolated; do
+      samples[$mode-$network]+="$(seconds run "$mode" "$network") "
+    done
+  done
+done
+printf 'network = "isolated": %d trivial gtest tests, a process each, 2 at a time (median of %d runs)\n' \
+  "$tests" "$runs"
+for mode in plain fork-server; do
+  host=$(printf '%s\n' ${samples[$mode-host]} | median)
+  isolated=$(printf '%s\n' ${samples[$mode-isolated]} | median)
+  awk -v m="$mode" -v h="$host" -v i="$isolated" -v n="$tests" 'BEGIN {
+    printf "  mode = %-13s host %7.2f s   isolated %7.2f s   ratio %.2fx   %+.2f ms per test\n",
+           "\"" m "\"", h, i, i / h, (i - h) * 1000 / n }'
+done
