@@ -230,6 +230,21 @@ TEST(Network, TcpStoreCopiesPassWhenIsolatedAndCollideOnTheHost) {
   }
 }
 
+TEST(Network, ListSaysWhichTestsRunIsolated) {
+  Workdir dir;
+  dir.write("ranktest.toml", network_config("host", "[[override]]\nfilter = \"HostLoopback.*\"\n"
+                                                    "network = \"isolated\"\n"));
+  const auto text = run_ranktest(dir, {"list"});
+  EXPECT_NE(text.out.find("fixture_network::HostLoopback.ReachesTheHostsServer  [isolated network]\n"),
+            std::string::npos)
+      << text.out;
+  EXPECT_EQ(occurrences(text.out, "isolated network"), 1u) << text.out;
+  const auto json = nlohmann::json::parse(run_ranktest(dir, {"list", "--format", "json"}).out);
+  for (const auto& test : json["tests"])
+    EXPECT_EQ(test["network"], test["name"] == "HostLoopback.ReachesTheHostsServer" ? "isolated"
+                                                                                   : "host");
+}
+
 TEST(Network, IsolatedWithMpirunIsAConfigurationError) {
   Workdir dir;
   dir.write("ranktest.toml",
