@@ -172,6 +172,23 @@ TEST(Network, AnIsolatedTestSeesOnlyLoopbackAndItsOwnTmpdir) {
   EXPECT_TRUE(std::filesystem::is_directory(attempt / "tmp"));
 }
 
+// A forked pytest test follows its own TMPDIR, though the server chose
+// tempfile's folder while collecting; in plain mode too.
+TEST(Network, PytestTestsUseTheirPrivateTmpdirForkedOrNot) {
+  for (const std::string mode : {"fork-server", "plain"}) {
+    Workdir dir;
+    dir.write("ranktest.toml",
+              "tmpdir = \"private\"\n[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+              "mode = \"" + mode + "\"\n"
+              "paths = [\"" RANKTEST_SOURCE_DIR "/tests/python_network/tmpdir\"]\n");
+    const auto run = run_ranktest(dir, {"run"});
+    EXPECT_EQ(run.exit_code, 0) << mode << run.out << run.err;
+    const auto finished = run.finished();
+    ASSERT_EQ(finished.size(), 1u) << run.out;
+    EXPECT_EQ(finished.begin()->second["forked"].get<bool>(), mode == "fork-server");
+  }
+}
+
 // The gtest fork server's children join the namespace before the test runs.
 TEST(Network, ForkedGtestCopiesAreIsolatedToo) {
   Workdir dir;
@@ -202,7 +219,7 @@ TEST(Network, TcpStoreCopiesPassWhenIsolatedAndCollideOnTheHost) {
     dir.write("ranktest.toml",
               "timeout = \"120s\"\nnetwork = \"" + network +
                   "\"\n[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
-                  "paths = [\"" RANKTEST_SOURCE_DIR "/tests/python_network\"]\n" +
+                  "paths = [\"" RANKTEST_SOURCE_DIR "/tests/python_network/test_fixed_port.py\"]\n" +
                   "env = { RENDEZVOUS_DIR = \"" + rendezvous_folder(dir) +
                   "\", FIXED_PORT = \"31501\" }\n");
     const auto run = run_ranktest(dir, {"run", "-j", "8"});
