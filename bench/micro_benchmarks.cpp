@@ -5,6 +5,7 @@
 #include <string>
 
 #include "discover/gtest_listing.h"
+#include "process/network_namespace.h"
 #include "text/sanitize.h"
 
 namespace {
@@ -41,5 +42,20 @@ void BM_XmlSafeOutput(benchmark::State& state) {
 BENCHMARK(BM_XmlSafeOutput);
 
 }  // namespace
+
+// network = "isolated": what the runner's own loop pays per test to make a
+// namespace with lo up and to close it (the kernel frees it later, off
+// the runner's thread).
+void BM_NetworkNamespace(benchmark::State& state) {
+  for (auto _ : state) {
+    auto network = ranktest::process::NetworkNamespace::create();
+    if (!network) {
+      state.SkipWithError(network.error().message.c_str());
+      break;
+    }
+    benchmark::DoNotOptimize(network->net_fd());
+  }
+}
+BENCHMARK(BM_NetworkNamespace)->Unit(benchmark::kMicrosecond);
 
 BENCHMARK_MAIN();

@@ -30,6 +30,7 @@ import time
 import pytest
 
 _stack_file = None  # kept open for faulthandler
+_join_network = None  # libranktest-forkserver.so's ranktest_join_network, once loaded
 
 
 def _write_json(path, data):
@@ -342,6 +343,13 @@ def _sibling_fork():
         return "cannot load %s: %s; reinstall ranktest" % (library, error)
     clone.restype = ctypes.c_int
     clone.argtypes = []
+    global _join_network
+    try:
+        _join_network = ctypes.CDLL(library).ranktest_join_network
+    except AttributeError as error:
+        return "cannot load %s: %s; reinstall ranktest" % (library, error)
+    _join_network.restype = ctypes.c_int
+    _join_network.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
     python = ctypes.pythonapi
     for name in ("PyOS_BeforeFork", "PyOS_AfterFork_Parent", "PyOS_AfterFork_Child"):
         getattr(python, name).restype = None
@@ -363,8 +371,8 @@ def _sibling_fork():
 
 
 def _run_forked(item, request):
-    """The test's own process: its group, cgroup, output, environment, then
-    pytest's protocol for this one item, and out."""
+    """The test's own process: its group, cgroup, network, output,
+    environment, then pytest's protocol for this one item, and out."""
     code = 1
     try:
         try:
@@ -387,17 +395,33 @@ def _run_forked(item, request):
                                  % (procs, error.strerror))
                 sys.stderr.flush()
                 os._exit(127)
+        # After the cgroup (a process in a user namespace may no longer
+        # write it). A test meant to be isolated never runs on the host's
+        # network: it does not run at all.
+        if request.get("netns"):
+            error = _join_network(os.fsencode(request["netns"]),
+                                  os.fsencode(request.get("userns") or ""))
+            if error:
+                sys.stderr.write("ranktest fork server: cannot join the test's network "
+                                 "namespace (%s): %s\n" % (request["netns"], os.strerror(error)))
+                sys.stderr.flush()
+                os._exit(127)
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         os.close(null)
         # Only what differs from the server's: most of it is the same, and
         # each change copies pages shared with the server.
         wanted = request.get("env", {})
+        tmpdir = os.environ.get("TMPDIR")
         for name in [name for name in os.environ if name not in wanted]:
             del os.environ[name]
         for name, value in wanted.items():
             if os.environ.get(name) != value:
                 os.environ[name] = value
+        if os.environ.get("TMPDIR") != tmpdir and "tempfile" in sys.modules:
+            # tempfile caches the folder it chose in the server: a test
+            # given a TMPDIR of its own (tmpdir = "private") must get it.
+            sys.modules["tempfile"].tempdir = None
         if request.get("cwd"):
             os.chdir(request["cwd"])
         _register_stack_dump()

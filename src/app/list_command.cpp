@@ -31,7 +31,8 @@ nlohmann::ordered_json test_json(const TestCase& test,
       {"ranks", settings.ranks},
       {"devices", settings.devices},
       {"exclusive", settings.exclusive},
-      {"labels", settings.labels}};
+      {"labels", settings.labels},
+      {"network", std::string(config::network_name(settings.network))}};
   if (test.location)
     json["location"] = {{"file", utf8(test.location->file)},
                         {"line", test.location->line}};
@@ -89,6 +90,7 @@ int list_command(const CommandLine& cli) {
     for (const auto& [kind, count] : settings.devices)
       notes.push_back(fmt::format("{} {}", kind, count));
     if (settings.exclusive) notes.push_back("exclusive");
+    if (settings.network == Network::isolated) notes.push_back("isolated network");
     if (settings.timeout != config.timeout)
       notes.push_back(fmt::format("timeout {}", config::format_duration(settings.timeout)));
     for (const auto& label : settings.labels) notes.push_back("label " + label);

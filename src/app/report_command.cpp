@@ -83,6 +83,7 @@ int merge_command(const CommandLine& cli, const std::vector<std::filesystem::pat
   merged.jobs = 0;
   merged.tests_to_run = merged.tests_to_skip = 0;
   merged.planned.clear();
+  merged.network_isolated.clear();
   std::vector<std::string> ids;
   events::TimePoint last_end = std::get<events::RunFinished>(runs.front().events.back()).time;
   std::vector<int> slot_offset;
@@ -95,6 +96,9 @@ int merge_command(const CommandLine& cli, const std::vector<std::filesystem::pat
     merged.time = std::min(merged.time, started.time);
     merged.flaky_fails = merged.flaky_fails || started.flaky_fails;
     merged.planned.insert(merged.planned.end(), started.planned.begin(), started.planned.end());
+    merged.network_isolated.insert(merged.network_isolated.end(),
+                                   started.network_isolated.begin(),
+                                   started.network_isolated.end());
     last_end = std::max(last_end, std::get<events::RunFinished>(run.events.back()).time);
   }
   // Tests no run selected: the first run's filtered-out less the other runs' shares.

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <random>
 
 #include "app/prepare.h"
@@ -16,6 +18,7 @@
 #include "report/html_reporter.h"
 #include "report/json_lines_reporter.h"
 #include "report/trace_reporter.h"
+#include "process/network_namespace.h"
 #include "process/test_cgroup.h"
 #include "execute/launcher_command.h"
 #include "execute/process_test_runner.h"
@@ -125,6 +128,18 @@ std::string rerun_command(const CommandLine& cli) {
   return command;
 }
 
+// Why no test of `plan` that asks for an isolated network could have one
+// here, or nothing (none asks, or a namespace could be made).
+std::optional<std::string> network_isolation_refused(const select::TestPlan& plan) {
+  const bool asked = std::any_of(plan.to_run.begin(), plan.to_run.end(), [](const auto& test) {
+    return test.settings->network == Network::isolated;
+  });
+  if (!asked) return std::nullopt;
+  auto probe = process::NetworkNamespace::create();
+  if (probe) return std::nullopt;
+  return probe.error().message;
+}
+
 int exit_code_for(const events::Counts& counts,
                   const schedule::ScheduleResult& schedule,
                   const events::Dispatcher& dispatcher) {
@@ -158,6 +173,24 @@ int run_command(const CommandLine& cli) {
                                  schedule::device_counts(inventory));
   plan.filtered_out += partitioned_out;
   select::order_longest_first(plan.to_run, expected);
+  if (auto conflict = select::network_conflict(plan))
+    return fail({ExitCode::usage_error, *conflict});
+  // Said once, before anything runs: isolated where the machine refuses
+  // namespaces either refuses the run or, if asked, runs on the host.
+  std::vector<std::string> warnings;
+  if (auto refusal = network_isolation_refused(plan)) {
+    if (!config.network_fallback_host)
+      return fail({ExitCode::usage_error,
+                   fmt::format("network = \"isolated\" is asked for, but {}; or set "
+                               "network-fallback = \"host\" to run those tests on the host's "
+                               "network instead",
+                               *refusal)});
+    const auto moved = select::fall_back_to_host_network(plan);
+    warnings.push_back(fmt::format("network = \"isolated\" is not available, so {} test{} "
+                                   "run{} on the host's network (network-fallback = \"host\"): {}",
+                                   moved, moved == 1 ? "" : "s", moved == 1 ? "s" : "",
+                                   *refusal));
+  }
 
   if (plan.to_run.empty() && plan.to_skip.empty() && plan.cannot_run.empty() &&
       cli.no_tests != NoTestsPolicy::pass) {
@@ -203,7 +236,6 @@ int run_command(const CommandLine& cli) {
     return std::any_of(plan.to_run.begin(), plan.to_run.end(),
                        [&](const auto& test) { return ((*test.settings).*member).has_value(); });
   };
-  std::vector<std::string> warnings;
   if (wants(&select::ResolvedSettings::max_processes) && !cgroups->limits_processes())
     warnings.push_back(fmt::format("max-processes is not enforced: no writable pids "
                                    "controller here ({})", cgroups->description()));
@@ -219,7 +251,13 @@ int run_command(const CommandLine& cli) {
         for (const auto& test : plan.to_run) planned.push_back(info_of(*test.test));
         return planned;
       }(),
-      config.flaky_fails});
+      config.flaky_fails,
+      [&] {
+        std::vector<std::string> isolated;
+        for (const auto& test : plan.to_run)
+          if (test.settings->network == Network::isolated) isolated.push_back(test.test->id);
+        return isolated;
+      }()});
   // Warnings are events: in the journal, so `ranktest report` says them too.
   const auto warn = [&](const std::string& message) {
     dispatcher.dispatch(events::RunWarning{folder->run_id(), Clock::now(), message});

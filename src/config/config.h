@@ -45,6 +45,8 @@ struct SourceConfig {
   bool fork_server = false;  // pytest: true unless mode = "plain"
   bool fork_exit_full = false;  // fork-exit = "full"
   std::optional<Launcher> launcher;  // launcher = "mpirun"
+  std::optional<Network> network;    // network = "isolated"
+  std::optional<bool> private_tmpdir;  // tmpdir = "private"
   // A binary or pytest path that finds no test is an error unless this says
   // it may happen.
   bool allow_empty = false;
@@ -84,6 +86,10 @@ struct TestSettings {
   // as Slurm places the tasks).
   std::optional<Launcher> launcher;
   std::optional<int> nodes;
+  // network = "isolated": a network namespace of the test's own.
+  std::optional<Network> network;
+  // tmpdir = "private": TMPDIR is a folder of the test's attempt.
+  std::optional<bool> private_tmpdir;
 };
 
 // Devices by kind, each with the ids the framework knows them by
@@ -128,6 +134,10 @@ struct Config {
   // flaky = "fail": a test that failed, then passed on a retry, fails the
   // run (it is counted failed); "pass" (the default): it passes, shown apart.
   bool flaky_fails = false;
+  // network-fallback = "host": where no network namespace can be made,
+  // tests that ask for one run on the host's network (said once) instead of
+  // the run being refused.
+  bool network_fallback_host = false;
 
   DeviceInventory devices;  // only what [devices] says
   // Text that, in a passing test's output, suggests a failure was swallowed.
@@ -151,6 +161,8 @@ struct Config {
 
 // "local", "mpirun", "slurm".
 std::string_view launcher_name(Launcher launcher);
+// "host", "isolated".
+std::string_view network_name(Network network);
 
 // The keys ranktest.toml accepts, per table; docs/configuration.md must
 // describe each (a test checks it).

@@ -16,21 +16,21 @@ const std::vector<std::string>& KnownKeys::top_level() {
       "jobs",  "timeout", "slow", "grace-period", "list-timeout", "fail-fast", "state-dir",
       "junit", "html", "history", "max-output", "devices", "port-range", "suspicious-output", "audit-children",
       "max-processes", "max-memory", "retries", "retry-delay", "flaky", "launcher", "nodes",
-      "source", "override", "hint", "mpirun", "slurm"};
+      "network", "network-fallback", "tmpdir", "source", "override", "hint", "mpirun", "slurm"};
   return keys;
 }
 const std::vector<std::string>& KnownKeys::source() {
   static const std::vector<std::string> keys{"kind", "paths", "args", "env",
                                              "cwd", "python", "mode", "launcher",
                                              "allow-empty", "fork-exit", "exclude",
-                                             "list-timeout"};
+                                             "list-timeout", "network", "tmpdir"};
   return keys;
 }
 const std::vector<std::string>& KnownKeys::override_table() {
   static const std::vector<std::string> keys{
       "filter", "timeout", "slow", "ranks", "devices", "exclusive", "labels", "leak",
       "audit-children", "max-processes", "max-memory", "retries", "retry-delay", "launcher",
-      "nodes"};
+      "nodes", "network", "tmpdir"};
   return keys;
 }
 const std::vector<std::string>& KnownKeys::launcher_table(Launcher launcher) {
@@ -46,6 +46,9 @@ std::string_view launcher_name(Launcher launcher) {
     case Launcher::slurm: return "slurm";
   }
   return "local";
+}
+std::string_view network_name(Network network) {
+  return network == Network::isolated ? "isolated" : "host";
 }
 const std::vector<std::string>& KnownKeys::device_kinds() {
   static const std::vector<std::string> kinds{"cuda", "hip", "tpu", "cpu-sim"};

@@ -53,6 +53,9 @@ std::optional<Error> read_source(const toml::table& table,
     if (!launcher) return launcher.error();
     source.launcher = *launcher;
   }
+  if (auto error = reader.containment(table, source.network, source.private_tmpdir,
+                                      source.launcher))
+    return error;
   if (const auto* node = table.get("allow-empty")) {
     if (!node->is_boolean()) return reader.wrong_type("allow-empty", *node, "true or false");
     source.allow_empty = node->value<bool>().value();

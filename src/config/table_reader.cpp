@@ -155,6 +155,32 @@ std::optional<Error> TableReader::limits(const toml::table& table, TestSettings&
     if (!count) return count.error();
     settings.nodes = *count;
   }
+  return containment(table, settings.network, settings.private_tmpdir, settings.launcher);
+}
+
+std::optional<Error> TableReader::containment(const toml::table& table,
+                                              std::optional<Network>& network,
+                                              std::optional<bool>& private_tmpdir,
+                                              const std::optional<Launcher>& launcher) const {
+  if (const auto* node = table.get("network")) {
+    const auto name = node->value<std::string>();
+    if (!node->is_string() || (*name != "host" && *name != "isolated"))
+      return wrong_type("network", *node, "\"host\" or \"isolated\"");
+    network = *name == "isolated" ? Network::isolated : Network::host;
+    if (network == Network::isolated && launcher && *launcher != Launcher::local)
+      return error_at(node->source(),
+                      fmt::format("network = \"isolated\"{} cannot apply to ranks that "
+                                  "launcher = \"{}\" starts (they may span nodes, and one "
+                                  "namespace cannot hold them); use network = \"host\" or "
+                                  "launcher = \"local\"",
+                                  context_, launcher_name(*launcher)));
+  }
+  if (const auto* node = table.get("tmpdir")) {
+    const auto name = node->value<std::string>();
+    if (!node->is_string() || (*name != "shared" && *name != "private"))
+      return wrong_type("tmpdir", *node, "\"shared\" or \"private\"");
+    private_tmpdir = *name == "private";
+  }
   return std::nullopt;
 }
 

@@ -38,6 +38,13 @@ class TableReader {
   // default) and from an [[override]].
   std::optional<Error> limits(const toml::table& table, TestSettings& settings) const;
   Expected<Launcher> launcher(const toml::node& node) const;
+  // network and tmpdir, which the top level, [[source]] and [[override]]
+  // all take. A table that isolates the network of ranks mpirun or srun
+  // starts is refused here; settings from different tables meet in the
+  // plan (select::network_conflict).
+  std::optional<Error> containment(const toml::table& table, std::optional<Network>& network,
+                                   std::optional<bool>& private_tmpdir,
+                                   const std::optional<Launcher>& launcher) const;
   Expected<std::vector<std::string>> strings(std::string_view key, const toml::node& node) const;
 
  private:

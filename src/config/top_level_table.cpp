@@ -113,6 +113,12 @@ std::optional<Error> read_top_level(const toml::table& table,
       return reader.wrong_type("flaky", *node, "\"pass\" or \"fail\"");
     config.flaky_fails = text->get() == "fail";
   }
+  if (const auto* node = table.get("network-fallback")) {
+    const auto* text = node->as_string();
+    if (!text || (text->get() != "refuse" && text->get() != "host"))
+      return reader.wrong_type("network-fallback", *node, "\"refuse\" or \"host\"");
+    config.network_fallback_host = text->get() == "host";
+  }
   if (const auto* node = table.get("suspicious-output")) {
     auto signatures = reader.strings("suspicious-output", *node);
     if (!signatures) return signatures.error();

@@ -289,6 +289,8 @@ ListingSink gtest_test_sink(const GtestBinary& binary, std::vector<TestCase>& in
   source->env = binary.env;
   source->working_directory = binary.working_directory;
   source->launcher = binary.launcher;
+  source->network = binary.network;
+  source->private_tmpdir = binary.private_tmpdir;
   source->fork_server = binary.fork_server;
   source->fork_exit_full = binary.fork_exit_full;
   return ListingSink{
@@ -330,6 +332,8 @@ Expected<std::vector<GtestBinary>> resolve_gtest_binaries(
       binary.args = source.args;
       binary.env = source.env;
       binary.launcher = source.launcher;
+      binary.network = source.network;
+      binary.private_tmpdir = source.private_tmpdir;
       binary.fork_server = source.fork_server;
       binary.fork_exit_full = source.fork_exit_full;
       binary.list_timeout = source.list_timeout.value_or(config.list_timeout);

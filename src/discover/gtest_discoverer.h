@@ -26,6 +26,8 @@ struct GtestBinary {
   std::map<std::string, std::string> env;
   std::filesystem::path working_directory;
   std::optional<Launcher> launcher;
+  std::optional<Network> network;
+  std::optional<bool> private_tmpdir;
   bool fork_server = false;  // mode = "fork-server"
   bool fork_exit_full = false;  // fork-exit = "full"
   // How long listing it may take (list-timeout): a hung listing is killed

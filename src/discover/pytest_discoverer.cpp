@@ -255,6 +255,8 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
   for (const auto& path : *paths) like.collect_arguments.push_back(fs::absolute(path).string());
   like.fork_server = source.fork_server;
   like.launcher = source.launcher;
+  like.network = source.network;
+  like.private_tmpdir = source.private_tmpdir;
   const auto finish = [&](Expected<std::vector<TestCase>> tests) -> Expected<DiscoveredPytest> {
     if (!tests) return Error{fmt::format("{}: {}", where, tests.error().message)};
     if (tests->empty() && !source.allow_empty)

@@ -160,6 +160,11 @@ Json to_json(const Event& event) {
                        Json planned = Json::array();
                        for (const auto& test : e.planned) planned.push_back(test_json(test));
                        return planned;
+                     }()},
+                    {"network_isolated", [&] {
+                       Json ids = Json::array();
+                       for (const auto& id : e.network_isolated) ids.push_back(utf8(id));
+                       return ids;
                      }()}};
           },
           [](const RunWarning& e) -> Json {

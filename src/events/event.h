@@ -44,6 +44,9 @@ struct RunStarted {
   std::vector<TestInfo> planned;
   // flaky = "fail": a test that passed on a retry is counted failed.
   bool flaky_fails = false;
+  // Ids of the planned tests that run in a network namespace of their own
+  // (network = "isolated"); the others use the host's network.
+  std::vector<std::string> network_isolated;
 };
 
 // Where a started test ran: what it held from the resource pool.

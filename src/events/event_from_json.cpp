@@ -140,7 +140,14 @@ std::optional<Event> event_from_json(const nlohmann::json& json) {
                           for (const auto& test : json["planned"]) planned.push_back(test_of(test));
                         return planned;
                       }(),
-                      text(json, "flaky") == "fail"};
+                      text(json, "flaky") == "fail",
+                      [&] {
+                        std::vector<std::string> ids;
+                        if (json.contains("network_isolated") && json["network_isolated"].is_array())
+                          for (const auto& id : json["network_isolated"])
+                            if (id.is_string()) ids.push_back(id.get<std::string>());
+                        return ids;
+                      }()};
   }
   if (kind == "test-started") {
     return TestStarted{run_id, time, test_of(json.value("test", Json())),

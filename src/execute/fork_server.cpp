@@ -145,7 +145,9 @@ Expected<pid_t> ForkServer::fork_test(const ForkRequest& request) {
   Json message{{"log", request.log.string()},
                {"cwd", request.working_directory.string()},
                {"pgid", request.process_group},
-               {"cgroups", cgroups}};
+               {"cgroups", cgroups},
+               {"netns", request.network_namespace},
+               {"userns", request.user_namespace}};
   adapter_.add_fork_request(*request.test, request.argv, request.environment,
                             request.full_exit, message);
   if (!write_all(to_server_, message.dump(-1, ' ', true, Json::error_handler_t::replace) + "\n"))

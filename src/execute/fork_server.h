@@ -35,6 +35,10 @@ struct ForkRequest {
   // gtest: end the test with the ordinary exit (static destructors, fini
   // functions) instead of the fast one (src/forkserver/fast_exit.cpp).
   bool full_exit = false;
+  // network = "isolated": NetworkNamespace's paths, which the test joins
+  // (user namespace first); empty: the server's network.
+  std::string network_namespace;
+  std::string user_namespace;
 };
 
 // Whether a gtest server's tests may take the fast exit. Skipping the

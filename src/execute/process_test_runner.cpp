@@ -131,6 +131,14 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
                                   .audit_path = audit_path});
     running->commands.push_back(std::move(command));
   }
+  if (test.settings->private_tmpdir) {
+    auto tmpdir = RunFolder::private_tmpdir(*folder);
+    if (!tmpdir) return fail(tmpdir.error().message);
+    for (auto& command : running->commands) {
+      std::erase_if(command.set, [](const auto& entry) { return entry.first == "TMPDIR"; });
+      command.set.emplace_back("TMPDIR", tmpdir->string());
+    }
+  }
   // A test whose fork server still collects waits for it without a clock;
   // everything else goes on meanwhile (poll_fork_servers starts it).
   const bool audited = test.settings->audit_children;
@@ -166,6 +174,14 @@ bool ProcessTestRunner::spawn_ranks(RunningTest& running) {
   if (options_.cgroups && !running.cgroup)
     running.cgroup = options_.cgroups->create(
         process::CgroupLimits{test.settings->max_processes, test.settings->max_memory});
+  if (test.settings->network == Network::isolated && !running.network) {
+    auto network = process::NetworkNamespace::create();
+    if (!network) {
+      failed_to_launch(running, network.error().message);
+      return false;
+    }
+    running.network.emplace(std::move(*network));
+  }
   auto commands = std::move(running.commands);
   running.commands.clear();
   if (test.settings->launcher != Launcher::local) {
@@ -182,6 +198,10 @@ bool ProcessTestRunner::spawn_ranks(RunningTest& running) {
     auto& slot = running.ranks[static_cast<std::size_t>(rank)];
     auto request = spawn_request(commands[static_cast<std::size_t>(rank)]);
     if (rank > 0) request.process_group = running.ranks.front().child.process_group();
+    if (running.network) {
+      request.network_fd = running.network->net_fd();
+      request.user_namespace_fd = running.network->user_fd();
+    }
     std::optional<Expected<process::ChildProcess>> spawned;
     bool starting = false;
     ForkServer* server = test.test->source->fork_server && slot.audit_path.empty() &&
@@ -196,7 +216,9 @@ bool ProcessTestRunner::spawn_ranks(RunningTest& running) {
                        test.test->source->working_directory, request.process_group,
                        running.cgroup ? running.cgroup->procs_files()
                                       : std::vector<std::filesystem::path>{},
-                       server->exit_probe() != ExitProbe::fast};
+                       server->exit_probe() != ExitProbe::fast,
+                       running.network ? running.network->net_path() : std::string(),
+                       running.network ? running.network->user_path() : std::string()};
       if (auto pid = server->fork_test(fork)) {
         spawned.emplace(process::ChildProcess::adopt(
             *pid, request.process_group ? request.process_group : *pid));

@@ -29,6 +29,7 @@
 #include "execute/launch_plan.h"
 #include "execute/run_folder.h"
 #include "process/child_process.h"
+#include "process/network_namespace.h"
 #include "process/signal_watch.h"
 #include "process/test_cgroup.h"
 #include "schedule/scheduler.h"
@@ -137,6 +138,8 @@ class ProcessTestRunner final : public schedule::TestRunner {
     // Processes still running when the last rank ended (then killed).
     std::vector<pid_t> left_behind;
     std::unique_ptr<process::TestCgroup> cgroup;  // null where cgroups are not used
+    // network = "isolated": its ranks' namespace, released when it ends.
+    std::optional<process::NetworkNamespace> network;
     // mpirun or srun, where a launcher starts the ranks; their ends are
     // read from ranktest-rank's records, polled until then.
     std::optional<process::ChildProcess> launcher;

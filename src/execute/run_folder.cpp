@@ -79,4 +79,17 @@ Expected<std::filesystem::path> RunFolder::attempt_folder(
   return folder;
 }
 
+Expected<std::filesystem::path> RunFolder::private_tmpdir(const std::filesystem::path& attempt) {
+  const auto folder = attempt / "tmp";
+  std::error_code error;
+  std::filesystem::create_directory(folder, error);
+  if (!error)
+    std::filesystem::permissions(folder, std::filesystem::perms::owner_all,
+                                 std::filesystem::perm_options::replace, error);
+  if (error)
+    return Error{fmt::format("{}: cannot create the test's TMPDIR (tmpdir = \"private\"): {}",
+                             folder.string(), error.message())};
+  return folder;
+}
+
 }  // namespace ranktest::execute

@@ -34,6 +34,11 @@ class RunFolder {
   Expected<std::filesystem::path> attempt_folder(std::string_view test_id,
                                                  int attempt) const;
 
+  // tmpdir = "private": <attempt folder>/tmp, created empty, the test's
+  // TMPDIR. Kept with the attempt's logs: what a failing test left there
+  // can be read after it.
+  static Expected<std::filesystem::path> private_tmpdir(const std::filesystem::path& attempt);
+
  private:
   RunFolder(std::filesystem::path path, std::string run_id)
       : path_(std::move(path)), run_id_(std::move(run_id)) {}

@@ -8,9 +8,9 @@
 // process serves instead. Each request forks a fresh copy of that
 // initialised image which then calls the real `main` with the test's own
 // argv (--gtest_filter, --gtest_output), environment (ranks, devices),
-// working directory, process group, cgroup and log: a test per process, as
-// in plain mode, without paying exec, dynamic linking and static
-// initialisation per test.
+// working directory, process group, cgroup, network namespace and log: a
+// test per process, as in plain mode, without paying exec, dynamic linking
+// and static initialisation per test.
 //
 // The protocol is the pytest plugin's fork server's, written down once in
 // docs/fork-server.md: JSON requests on stdin, one reply each on fd 3. The
@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "forkserver/fast_exit.h"
+#include "forkserver/join_network.h"
 #include "forkserver/sibling_fork.h"
 
 namespace {
@@ -123,7 +124,8 @@ std::vector<std::string> unhex(const Json& list) {
   return out;
 }
 
-// In the test's process: its group, cgroup, output, folder, environment.
+// In the test's process: its group, cgroup, network, output, folder,
+// environment.
 void become_test(const Json& request) {
   const pid_t group = request.value("pgid", 0);
   ::setpgid(0, group);
@@ -151,6 +153,18 @@ void become_test(const Json& request) {
       ::_exit(127);
     }
     ::close(fd);
+  }
+  // After the cgroup (a process in a user namespace may no longer write
+  // it). A test meant to be isolated never runs on the host's network.
+  const auto netns = request.value("netns", std::string());
+  if (!netns.empty()) {
+    const auto userns = request.value("userns", std::string());
+    if (const int error = ranktest_join_network(netns.c_str(), userns.c_str())) {
+      std::fprintf(stderr,
+                   "ranktest fork server: cannot join the test's network namespace (%s): %s\n",
+                   netns.c_str(), std::strerror(error));
+      ::_exit(127);
+    }
   }
   const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (null >= 0) {

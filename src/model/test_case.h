@@ -18,6 +18,10 @@ enum class SuiteKind { gtest, pytest };
 // this machine; OpenMPI's mpirun; or a Slurm job step (srun).
 enum class Launcher : unsigned char { local, mpirun, slurm };
 
+// The network a test's ranks see: the machine's own, or a namespace of the
+// test's own with only a loopback interface (network = "isolated").
+enum class Network : unsigned char { host, isolated };
+
 struct SourceLocation {
   std::string file;
   int line = 0;
@@ -54,6 +58,10 @@ struct TestSource {
   bool fork_exit_full = false;
   // The source's launcher, where it names one; [[override]] entries win.
   std::optional<Launcher> launcher;
+  // The source's network and tmpdir, where it names them; [[override]]
+  // entries win.
+  std::optional<Network> network;
+  std::optional<bool> private_tmpdir;
 };
 
 // What only some tests have: parameters (gtest), pytest's own fields, a

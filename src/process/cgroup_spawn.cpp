@@ -6,7 +6,8 @@
 // runner afterwards: the runner starts thousands of processes), writes
 // itself into the test's cgroups, and does only async-signal-safe work
 // (dup2, setpgid, open, write, sigaction, execve) before exec. The runner
-// is suspended until the child has exec'd or given up.
+// is suspended until the child has exec'd or given up. The child also
+// joins the test's network namespace where it has one (network = "isolated").
 #include "process/cgroup_spawn.h"
 
 #include <fcntl.h>
@@ -21,6 +22,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+
+#include "process/network_namespace.h"
 
 namespace ranktest::process {
 namespace {
@@ -77,7 +80,7 @@ struct ChildFailure {
   int error = 0;
 };
 constexpr int kStepDescriptors = 1, kStepGroup = 2, kStepCgroup = 3, kStepDirectory = 4,
-              kStepExec = 5;
+              kStepExec = 5, kStepNetwork = 6;
 
 [[noreturn]] void child_fails(int pipe_fd, int step) {
   const ChildFailure failure{step, errno};
@@ -121,6 +124,10 @@ int child_main(void* argument) {
     if (::write(fd, "0", 1) != 1) child_fails(report, kStepCgroup);
     ::close(fd);
   }
+  // After the cgroups: a process in a user namespace may no longer write them.
+  if (plan.request->network_fd >= 0 &&
+      !join_network_namespace(plan.request->network_fd, plan.request->user_namespace_fd))
+    child_fails(report, kStepNetwork);
   const auto& directory = plan.request->working_directory;
   if (!directory.empty() && ::chdir(directory.c_str()) != 0) child_fails(report, kStepDirectory);
   // Default dispositions for every signal the runner catches, and for
@@ -208,7 +215,11 @@ Expected<pid_t> spawn_in_cgroup(const SpawnRequest& request,
   sigset_t all, previous;
   sigfillset(&all);
   ::pthread_sigmask(SIG_SETMASK, &all, &previous);
-  const int pid = ::clone(child_main, stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
+  // The kernel lets only a process that shares its memory with no other
+  // join a user namespace: a child that must (an unprivileged runner's
+  // isolated network) gets a copy of the runner's memory instead.
+  const int sharing = plan.request->user_namespace_fd >= 0 ? 0 : CLONE_VM;
+  const int pid = ::clone(child_main, stack, sharing | CLONE_VFORK | SIGCHLD, &plan);
   const int clone_error = errno;
   ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   if (pid < 0) return Error{fmt::format("cannot start '{}': {}", program, std::strerror(clone_error))};
@@ -230,6 +241,10 @@ Expected<pid_t> spawn_in_cgroup(const SpawnRequest& request,
                                "may write the cgroup it made, or without limits",
                                program, procs.empty() ? std::string() : procs.front(),
                                reason)};
+    case kStepNetwork:
+      return Error{fmt::format("cannot start '{}' in the test's network namespace (network = "
+                               "\"isolated\"): setns: {}",
+                               program, reason)};
     case kStepDirectory:
       return Error{fmt::format("cannot start '{}' in {}: {}", program,
                                request.working_directory.string(), reason)};

@@ -1,4 +1,5 @@
-// ChildProcess::spawn's way for a child that starts in its test's cgroup.
+// ChildProcess::spawn's way for a child that starts in its test's cgroup or
+// network namespace.
 #pragma once
 
 #include <sys/types.h>
@@ -10,7 +11,7 @@
 
 namespace ranktest::process {
 
-// Starts `request` (which names a cgroup) with `argv` and `envp` as
+// Starts `request` (which names a cgroup or a namespace) with `argv` and `envp` as
 // null-terminated arrays; the pid, or why the child could not start.
 Expected<pid_t> spawn_in_cgroup(const SpawnRequest& request, const std::vector<char*>& argv,
                                 const std::vector<char*>& envp);

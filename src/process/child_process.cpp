@@ -49,7 +49,9 @@ std::vector<char*> as_c_strings(const std::vector<std::string>& strings) {
 
 Expected<ChildProcess> ChildProcess::spawn(const SpawnRequest& request) {
   if (request.argv.empty()) return Error{"internal error: empty command"};
-  if (!request.cgroup_v2.empty() || !request.join_cgroup_procs.empty()) {
+  // posix_spawn can neither place a child in a cgroup nor in a namespace.
+  if (!request.cgroup_v2.empty() || !request.join_cgroup_procs.empty() ||
+      request.network_fd >= 0) {
     const auto argv = as_c_strings(request.argv);
     const auto envp = as_c_strings(request.environment);
     auto pid = spawn_in_cgroup(request, argv, envp);

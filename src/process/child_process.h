@@ -40,6 +40,11 @@ struct SpawnRequest {
   // A child that cannot join is not started: the spawn fails and says why.
   std::filesystem::path cgroup_v2;  // the v2 cgroup's folder; empty: none
   std::vector<std::filesystem::path> join_cgroup_procs;
+  // network = "isolated": the test's network namespace (and the user
+  // namespace that owns it, where the runner is not privileged), which the
+  // child joins before exec (NetworkNamespace). -1: the runner's own.
+  int network_fd = -1;
+  int user_namespace_fd = -1;
 };
 
 class ChildProcess {

@@ -45,6 +45,8 @@ ResolvedSettings resolve_settings(const config::Config& config,
     take(chosen.retry_delay, entry.settings.retry_delay);
     take(chosen.launcher, entry.settings.launcher);
     take(chosen.nodes, entry.settings.nodes);
+    take(chosen.network, entry.settings.network);
+    take(chosen.private_tmpdir, entry.settings.private_tmpdir);
   }
   // Then what the test declares in its own source.
   const auto& declared = test.detail().declared;
@@ -60,6 +62,10 @@ ResolvedSettings resolve_settings(const config::Config& config,
   take(chosen.launcher, test.source->launcher);  // the source's
   take(chosen.launcher, config.defaults.launcher);
   take(chosen.nodes, config.defaults.nodes);
+  take(chosen.network, test.source->network);
+  take(chosen.network, config.defaults.network);
+  take(chosen.private_tmpdir, test.source->private_tmpdir);
+  take(chosen.private_tmpdir, config.defaults.private_tmpdir);
   ResolvedSettings settings;
   settings.timeout = chosen.timeout.value_or(config.timeout);
   settings.slow = chosen.slow.value_or(config.slow);
@@ -75,6 +81,8 @@ ResolvedSettings resolve_settings(const config::Config& config,
   settings.retry_delay = chosen.retry_delay.value_or(config::Duration{0});
   settings.launcher = chosen.launcher.value_or(Launcher::local);
   settings.nodes = chosen.nodes.value_or(0);
+  settings.network = chosen.network.value_or(Network::host);
+  settings.private_tmpdir = chosen.private_tmpdir.value_or(false);
   if (settings.launcher == Launcher::slurm) std::swap(settings.devices, settings.cluster_devices);
   return settings;
 }
@@ -128,6 +136,38 @@ TestPlan plan_tests(std::vector<TestCase> tests,
     }
   }
   return plan;
+}
+
+std::optional<std::string> network_conflict(const TestPlan& plan) {
+  for (const auto& planned : plan.to_run) {
+    const auto& settings = *planned.settings;
+    if (settings.network == Network::isolated && settings.launcher != Launcher::local)
+      return fmt::format(
+          "test {} has network = \"isolated\" and launcher = \"{}\": ranks that {} starts "
+          "cannot share one network namespace (they may span nodes); set network = \"host\" "
+          "for it in an [[override]], or launcher = \"local\" (see docs/configuration.md)",
+          planned.test->id, config::launcher_name(settings.launcher),
+          settings.launcher == Launcher::mpirun ? "mpirun" : "srun");
+  }
+  return std::nullopt;
+}
+
+std::size_t fall_back_to_host_network(TestPlan& plan) {
+  std::size_t moved = 0;
+  // Tests that shared settings still do.
+  std::map<const ResolvedSettings*, std::shared_ptr<const ResolvedSettings>> on_host;
+  for (auto& planned : plan.to_run) {
+    if (planned.settings->network != Network::isolated) continue;
+    auto& replacement = on_host[planned.settings.get()];
+    if (!replacement) {
+      auto settings = *planned.settings;
+      settings.network = Network::host;
+      replacement = std::make_shared<const ResolvedSettings>(std::move(settings));
+    }
+    planned.settings = replacement;
+    ++moved;
+  }
+  return moved;
 }
 
 void order_longest_first(std::vector<PlannedTest>& tests,

@@ -3,6 +3,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,8 @@ struct ResolvedSettings {
   config::Duration retry_delay{0};
   Launcher launcher = Launcher::local;
   int nodes = 0;  // slurm: the nodes the ranks span; 0: as Slurm places them
+  Network network = Network::host;
+  bool private_tmpdir = false;  // TMPDIR is a folder of the attempt's own
   // Devices a launcher requests for the test (Slurm's --gpus/--gres): the
   // cluster's, not this machine's, so `devices` is then empty and the
   // scheduler grants nothing here.
@@ -87,6 +90,15 @@ struct TestPlan {
 TestPlan plan_tests(std::vector<TestCase> tests,
                     const Selection& selection, const config::Config& config,
                     const std::map<std::string, int>& capacity = {});
+
+// The first test to run whose network is isolated while mpirun or srun
+// starts its ranks (from settings of different tables), as the error that
+// refuses the run; nothing when there is none.
+std::optional<std::string> network_conflict(const TestPlan& plan);
+
+// network-fallback = "host": every test that asked for an isolated network
+// runs on the host's instead. Returns how many did.
+std::size_t fall_back_to_host_network(TestPlan& plan);
 
 // Longest expected first, so a long test does not start last and stretch
 // the run: tests with a known duration by it, descending; tests never timed

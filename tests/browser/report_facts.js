@@ -38,6 +38,11 @@
   };
   facts.filteredRows = filtered("filter", "Collective.", "input");
   facts.crashedRows = filtered("outcome-filter", "crashed", "change");
+  // Tests that ran in a network namespace of their own, by their placement cell.
+  facts.isolatedRows = rows().filter(tr => tr.children[4].textContent.includes("isolated network"))
+                             .map(idOf);
+  const network = document.querySelector("[data-fact=network]");
+  facts.networkFact = network ? network.textContent : null;
 
   // A bar of the failed multi-rank test, clicked: its row opens with the log
   // of every rank.

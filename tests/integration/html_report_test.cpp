@@ -39,7 +39,7 @@ class HtmlReport : public ::testing::Test {
                   fixture("hostile_names") +
                   "\"]\n"
                   "[[override]]\nfilter = \"Collective.*\"\nranks = 4\ntimeout = \"3s\"\n"
-                  "devices = { cpu-sim = 2 }\n");
+                  "devices = { cpu-sim = 2 }\nnetwork = \"isolated\"\n");
     run = run_ranktest(dir, {"run", "--html", "report.html"});
   }
   Workdir dir;
@@ -101,6 +101,10 @@ TEST_F(HtmlReport, OpensInChromiumWithTimelineLogsAndEscapedNames) {
               Each(HasSubstr("Collective.")));
   EXPECT_EQ(facts["filteredRows"].size(), 3u);
   EXPECT_EQ(facts["crashedRows"].size(), 2u);
+
+  // The tests that ran in a network of their own say so, and only they.
+  EXPECT_EQ(facts["isolatedRows"], facts["filteredRows"]);
+  EXPECT_EQ(facts["networkFact"], "isolated network: 3 tests");
 
   // Clicking the failed 4-rank test's bar opens its row: every rank's log,
   // the root cause's open and showing why it failed.

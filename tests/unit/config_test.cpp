@@ -129,6 +129,37 @@ paths = ["tests"]
   EXPECT_FALSE(config->sources[1].list_timeout);
 }
 
+TEST(Config, ReadsTheNetworkAndTmpdirOfEveryTable) {
+  auto config = parse(R"(
+network = "isolated"
+network-fallback = "host"
+tmpdir = "private"
+
+[[source]]
+paths = ["a_test"]
+network = "host"
+tmpdir = "shared"
+
+[[override]]
+filter = "Ports.*"
+network = "isolated"
+)");
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_EQ(config->defaults.network, Network::isolated);
+  EXPECT_TRUE(config->network_fallback_host);
+  EXPECT_EQ(config->defaults.private_tmpdir, true);
+  EXPECT_EQ(config->sources[0].network, Network::host);
+  EXPECT_EQ(config->sources[0].private_tmpdir, false);
+  EXPECT_EQ(config->overrides[0].settings.network, Network::isolated);
+  EXPECT_FALSE(config->overrides[0].settings.private_tmpdir);
+  // Unsaid: the host's network, a refusal where none can be made, a shared TMPDIR.
+  auto empty = parse("");
+  ASSERT_TRUE(empty);
+  EXPECT_FALSE(empty->defaults.network);
+  EXPECT_FALSE(empty->network_fallback_host);
+  EXPECT_FALSE(empty->defaults.private_tmpdir);
+}
+
 TEST(Config, DefaultsWhenEmpty) {
   auto config = parse("");
   ASSERT_TRUE(config);
@@ -166,8 +197,22 @@ INSTANTIATE_TEST_SUITE_P(
                   "ranktest.toml:1:1: unknown key 'jobz'; known keys are: jobs, "
                   "timeout, slow, grace-period, list-timeout, fail-fast, state-dir, junit, "
                   "html, history, max-output, devices, port-range, suspicious-output, audit-children, "
-                  "max-processes, max-memory, retries, retry-delay, flaky, launcher, nodes, source, "
-                  "override, hint, mpirun, slurm (see docs/configuration.md)"},
+                  "max-processes, max-memory, retries, retry-delay, flaky, launcher, nodes, "
+                  "network, network-fallback, tmpdir, source, override, hint, mpirun, slurm (see "
+                  "docs/configuration.md)"},
+        BadConfig{"network = \"none\"\n",
+                  "ranktest.toml:1:11: key 'network' must be \"host\" or \"isolated\", not a "
+                  "string"},
+        BadConfig{"network-fallback = true\n",
+                  "ranktest.toml:1:20: key 'network-fallback' must be \"refuse\" or \"host\", "
+                  "not a boolean"},
+        BadConfig{"[[override]]\nfilter = \"*\"\ntmpdir = \"tmp\"\n",
+                  "ranktest.toml:3:10: key 'tmpdir' in [[override]] must be \"shared\" or "
+                  "\"private\", not a string"},
+        BadConfig{"[[override]]\nfilter = \"*\"\nlauncher = \"mpirun\"\nnetwork = \"isolated\"\n",
+                  "ranktest.toml:4:11: network = \"isolated\" in [[override]] cannot apply to "
+                  "ranks that launcher = \"mpirun\" starts (they may span nodes, and one "
+                  "namespace cannot hold them); use network = \"host\" or launcher = \"local\""},
         BadConfig{"[[override]]\nfilter = \"*\"\nlauncher = \"torchrun\"\n",
                   "ranktest.toml:3:12: key 'launcher' in [[override]] must be \"local\", "
                   "\"mpirun\" or \"slurm\", not a string"},

@@ -142,6 +142,54 @@ TEST(Plan, SlurmTestsRequestTheirDevicesFromTheClusterNotThisMachine) {
   EXPECT_FALSE(settings.ranks_run_here());
 }
 
+TEST(Overrides, TheNetworkComesFromAnOverrideTheSourceOrTheTopLevel) {
+  config::Config config;
+  config.defaults.network = Network::isolated;
+  config.defaults.private_tmpdir = true;
+  config::Override host{"Host.*", {}, {}};
+  host.settings.network = Network::host;
+  config.overrides.push_back(host);
+  auto source = std::make_shared<TestSource>(*source_with());
+  source->network = Network::host;
+  TestCase from_host_source = make_test("Other.One");
+  from_host_source.source = source;
+  EXPECT_EQ(resolve_settings(config, make_test("Host.One")).network, Network::host);
+  EXPECT_EQ(resolve_settings(config, from_host_source).network, Network::host);
+  EXPECT_EQ(resolve_settings(config, make_test("Other.One")).network, Network::isolated);
+  EXPECT_TRUE(resolve_settings(config, make_test("Other.One")).private_tmpdir);
+  EXPECT_EQ(resolve_settings(config::Config{}, make_test("Other.One")).network, Network::host);
+  EXPECT_FALSE(resolve_settings(config::Config{}, make_test("Other.One")).private_tmpdir);
+}
+
+TEST(Plan, AnIsolatedNetworkForRanksAnotherLauncherStartsIsRefusedNamingTheTest) {
+  config::Config config;
+  config.defaults.network = Network::isolated;
+  config::Override mpirun{"Mpi.*", {}, {}};
+  mpirun.settings.launcher = Launcher::mpirun;
+  config.overrides.push_back(mpirun);
+  auto local = plan_tests({make_test("Local.One")}, {}, config);
+  EXPECT_FALSE(network_conflict(local));
+  auto plan = plan_tests({make_test("Local.One"), make_test("Mpi.One")}, {}, config);
+  const auto conflict = network_conflict(plan);
+  ASSERT_TRUE(conflict);
+  EXPECT_EQ(conflict->rfind("test bin::Mpi.One has network = \"isolated\" and launcher = "
+                            "\"mpirun\"", 0), 0u) << *conflict;
+}
+
+TEST(Plan, FallingBackToTheHostNetworkKeepsSharedSettingsShared) {
+  config::Config config;
+  config.defaults.network = Network::isolated;
+  config::Override host{"Host.*", {}, {}};
+  host.settings.network = Network::host;
+  config.overrides.push_back(host);
+  auto plan = plan_tests({make_test("A.One"), make_test("A.Two"), make_test("Host.One")}, {},
+                         config);
+  EXPECT_EQ(fall_back_to_host_network(plan), 2u);
+  for (const auto& test : plan.to_run) EXPECT_EQ(test.settings->network, Network::host);
+  EXPECT_EQ(plan.to_run[0].settings, plan.to_run[1].settings);
+  EXPECT_EQ(fall_back_to_host_network(plan), 0u);
+}
+
 TEST(Plan, LongestExpectedFirstWithUnknownTestsAhead) {
   std::vector<TestCase> cases;
   for (const char* name : {"A.Short", "A.New", "A.Long", "A.Middle", "A.Newer"})
