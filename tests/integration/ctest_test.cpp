@@ -3,6 +3,7 @@
 // source as under ctest itself.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -106,6 +107,7 @@ TEST(Ctest, KeysThatWouldChangeTheCommandAreRefused) {
 // code alone (which would pass a test whose PASS_REGULAR_EXPRESSION fails).
 TEST(Ctest, PassRegularExpressionIsRefused) {
   Workdir dir;
+  std::filesystem::create_directories(dir.path() / "project");
   dir.write("project/CMakeLists.txt",
             "cmake_minimum_required(VERSION 3.25)\nproject(p NONE)\nenable_testing()\n"
             "add_test(NAME says_ok COMMAND true)\n"
@@ -119,7 +121,9 @@ TEST(Ctest, PassRegularExpressionIsRefused) {
   dir.write("ranktest.toml", config_for("build"));
   const auto run = run_ranktest(dir, {"run"});
   EXPECT_EQ(run.exit_code, 1) << run.err;
-  const auto& result = run.finished().at("build::says_ok")["result"];
+  const auto finished = run.finished();
+  ASSERT_TRUE(finished.contains("build::says_ok")) << run.out << run.err;
+  const auto& result = finished.at("build::says_ok")["result"];
   EXPECT_EQ(result["outcome"], "error");
   EXPECT_EQ(result["reason"], "refused");
   EXPECT_NE(result.dump().find("PASS_REGULAR_EXPRESSION"), std::string::npos) << result.dump();
