@@ -192,7 +192,9 @@ Expected<DiscoveredCtest> discover_ctest_source(const config::SourceConfig& sour
   const auto where = source.place.to_string();
   DiscoveredCtest all;
   for (const auto& path : source.paths) {
-    const fs::path folder = fs::absolute(config.root / path).lexically_normal();
+    fs::path folder = fs::absolute(config.root / path).lexically_normal();
+    // "build/" and "." name the folder too: its label is never empty.
+    if (folder.filename().empty()) folder = folder.parent_path();
     std::error_code error;
     if (!fs::is_regular_file(folder / "CTestTestfile.cmake", error))
       return Error{fmt::format(
