@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "app/prepare.h"
@@ -19,7 +21,9 @@ nlohmann::ordered_json test_json(const TestCase& test,
   nlohmann::ordered_json json{
       {"id", utf8(test.id)},
       {"name", utf8(test.name)},
-      {"kind", test.source->kind == SuiteKind::pytest ? "pytest" : "gtest"},
+      {"kind", test.source->kind == SuiteKind::pytest  ? "pytest"
+               : test.source->kind == SuiteKind::ctest ? "ctest"
+                                                       : "gtest"},
       {"source", utf8(test.source->label)},
       {"executable", utf8(test.source->executable.string())},
       {"location", nullptr},
@@ -29,6 +33,7 @@ nlohmann::ordered_json test_json(const TestCase& test,
                                        : nlohmann::ordered_json(nullptr)},
       {"timeout_ms", settings.timeout.count()},
       {"ranks", settings.ranks},
+      {"slots", std::max(settings.ranks, settings.slots)},
       {"devices", settings.devices},
       {"exclusive", settings.exclusive},
       {"labels", settings.labels},
@@ -87,6 +92,7 @@ int list_command(const CommandLine& cli) {
       ++skipped;
     }
     if (settings.ranks > 1) notes.push_back(fmt::format("ranks {}", settings.ranks));
+    if (settings.slots > settings.ranks) notes.push_back(fmt::format("slots {}", settings.slots));
     for (const auto& [kind, count] : settings.devices)
       notes.push_back(fmt::format("{} {}", kind, count));
     if (settings.exclusive) notes.push_back("exclusive");

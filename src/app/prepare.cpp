@@ -10,6 +10,7 @@
 
 #include "app/listing_progress.h"
 #include "config/config_loader.h"
+#include "discover/ctest_discoverer.h"
 #include "discover/gtest_discoverer.h"
 #include "discover/pytest_discoverer.h"
 #include "events/previous_durations.h"
@@ -122,6 +123,17 @@ std::variant<std::vector<TestCase>, Failure> discover_tests(
     if (found->interrupted_by)
       return Failure{kInterruptedBase + *found->interrupted_by,
                      fmt::format("interrupted while collecting {}", source.place.to_string())};
+    take_all(tests, std::move(found->tests));
+  }
+  for (const auto& source : config.sources) {
+    if (source.kind != SuiteKind::ctest) continue;
+    auto found = discover::discover_ctest_source(source, config, signals);
+    if (!found) return Failure{ExitCode::discovery_error, found.error().message};
+    if (found->interrupted_by)
+      return Failure{kInterruptedBase + *found->interrupted_by,
+                     fmt::format("interrupted while listing {}", source.place.to_string())};
+    for (const auto& warning : found->warnings)
+      fmt::print(stderr, "ranktest: warning: {}\n", warning);
     take_all(tests, std::move(found->tests));
   }
   // One id, one test: two sources that collect the same test (overlapping

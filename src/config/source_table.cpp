@@ -12,16 +12,29 @@ std::optional<Error> read_source(const toml::table& table,
   source.place = reader.place_of(table.source());
   if (const auto* node = table.get("kind")) {
     const auto kind = node->value<std::string>();
-    if (!node->is_string() || (*kind != "gtest" && *kind != "pytest"))
+    if (!node->is_string() || (*kind != "gtest" && *kind != "pytest" && *kind != "ctest"))
       return node->is_string()
                  ? reader.error_at(node->source(),
                                    fmt::format("unknown source kind \"{}\" "
                                                "in [[source]]; known kinds "
-                                               "are: gtest, pytest",
+                                               "are: gtest, pytest, ctest",
                                                *kind))
-                 : reader.wrong_type("kind", *node, "\"gtest\" or \"pytest\"");
-    source.kind = *kind == "pytest" ? SuiteKind::pytest : SuiteKind::gtest;
+                 : reader.wrong_type("kind", *node, "\"gtest\", \"pytest\" or \"ctest\"");
+    source.kind = *kind == "pytest"  ? SuiteKind::pytest
+                  : *kind == "ctest" ? SuiteKind::ctest
+                                     : SuiteKind::gtest;
   }
+  // A ctest source runs each test exactly as CTest would: its command,
+  // working directory and arguments are CTest's, and there is no fork
+  // server, so keys that would change them are refused, not ignored.
+  if (source.kind == SuiteKind::ctest)
+    for (const char* key : {"args", "cwd", "mode", "fork-exit", "exclude"})
+      if (const auto* node = table.get(key))
+        return reader.error_at(
+            node->source(),
+            fmt::format("key '{}' in [[source]] is not for kind = \"ctest\" sources (CTest "
+                        "says how each test runs); select tests with --filter instead",
+                        key));
   if (const auto* node = table.get("python")) {
     if (!node->is_string() || node->value<std::string>()->empty())
       return reader.wrong_type("python", *node, "the interpreter's path or name, e.g. \"python3\"");
@@ -64,7 +77,10 @@ std::optional<Error> read_source(const toml::table& table,
   if (!paths)
     return reader.error_at(
         table.source(),
-        "[[source]] needs 'paths', e.g. paths = [\"build/tests/*_test\"]");
+        source.kind == SuiteKind::ctest
+            ? "[[source]] of kind = \"ctest\" needs 'paths': the build folders, e.g. "
+              "paths = [\"build\"]"
+            : "[[source]] needs 'paths', e.g. paths = [\"build/tests/*_test\"]");
   auto path_list = reader.strings("paths", *paths);
   if (!path_list) return path_list.error();
   source.paths = std::move(*path_list);

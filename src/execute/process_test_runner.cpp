@@ -92,7 +92,8 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
     // Nothing to run: pytest could not collect the test's file.
     TestResult result;
     result.outcome = Outcome::error;
-    result.reason = "collection failed";
+    // (or, for a ctest test, ranktest cannot judge it as CTest would).
+    result.reason = test.test->source->kind == SuiteKind::ctest ? "refused" : "collection failed";
     result.failures.push_back(FailureMessage{std::nullopt, *error});
     finished_.push_back(schedule::Finished{assignment, std::move(result)});
     return;

@@ -12,7 +12,7 @@
 
 namespace ranktest {
 
-enum class SuiteKind { gtest, pytest };
+enum class SuiteKind { gtest, pytest, ctest };
 
 // What starts a test's ranks (DESIGN.md, Launchers): ranktest itself, on
 // this machine; OpenMPI's mpirun; or a Slurm job step (srun).
@@ -34,6 +34,19 @@ struct DeclaredSettings {
   std::optional<std::map<std::string, int>> devices;
   std::optional<bool> exclusive;
   std::optional<std::chrono::milliseconds> timeout;
+  // CPU slots the test takes though it runs one process (CTest's
+  // PROCESSORS); the scheduler gives it the larger of this and its ranks.
+  std::optional<int> slots;
+  std::optional<std::vector<std::string>> labels;  // CTest's LABELS
+};
+
+// How a CTest test's exit is judged (CTest's own properties): exit code 0
+// passes, unless will_fail turns that around; skip_return_code, or output
+// matching one of skip_patterns, makes it skipped.
+struct ExitRules {
+  bool will_fail = false;
+  std::optional<int> skip_return_code;
+  std::vector<std::string> skip_patterns;  // ECMAScript regular expressions
 };
 
 // How to start the tests of one source (a gtest binary, a pytest source):
@@ -76,6 +89,7 @@ struct TestDetails {
   // with this message, never silently lost.
   std::optional<std::string> collection_error;
   DeclaredSettings declared;
+  ExitRules exit_rules;  // ctest tests only
 };
 
 struct TestCase {

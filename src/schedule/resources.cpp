@@ -37,7 +37,7 @@ ResourcePool::ResourcePool(int slots, config::DeviceInventory devices, PortPool 
 
 int ResourcePool::slots_needed(const select::ResolvedSettings& settings) const {
   if (!settings.ranks_run_here()) return 1;  // srun's, while the cluster runs the ranks
-  return std::clamp(settings.ranks, 1, total_slots_);
+  return std::clamp(std::max(settings.ranks, settings.slots), 1, total_slots_);
 }
 
 std::optional<Grant> ResourcePool::try_acquire(const select::ResolvedSettings& settings,

@@ -45,8 +45,9 @@ class ResourcePool {
  public:
   ResourcePool(int slots, config::DeviceInventory devices, PortPool ports);
 
-  // How many slots a test takes: one per rank, at most all of them (a test
-  // with more ranks than slots runs alone rather than never).
+  // How many slots a test takes: one per rank (or its `slots`, where more),
+  // at most all of them (a test with more ranks than slots runs alone
+  // rather than never).
   int slots_needed(const select::ResolvedSettings& settings) const;
 
   enum class Shortage { none, busy, no_port };

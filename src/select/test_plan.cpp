@@ -53,6 +53,7 @@ ResolvedSettings resolve_settings(const config::Config& config,
   take(chosen.ranks, declared.ranks);
   take(chosen.devices, declared.devices);
   take(chosen.exclusive, declared.exclusive);
+  take(chosen.labels, declared.labels);
   if (!chosen.timeout && declared.timeout) chosen.timeout = *declared.timeout;
   take(chosen.audit_children, config.defaults.audit_children);
   take(chosen.max_processes, config.defaults.max_processes);
@@ -70,6 +71,7 @@ ResolvedSettings resolve_settings(const config::Config& config,
   settings.timeout = chosen.timeout.value_or(config.timeout);
   settings.slow = chosen.slow.value_or(config.slow);
   settings.ranks = chosen.ranks.value_or(1);
+  settings.slots = std::max(1, declared.slots.value_or(1));
   settings.devices = chosen.devices.value_or(std::map<std::string, int>{});
   settings.exclusive = chosen.exclusive.value_or(false);
   settings.labels = chosen.labels.value_or(std::vector<std::string>{});

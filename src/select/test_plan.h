@@ -29,6 +29,7 @@ struct ResolvedSettings {
   config::Duration timeout;
   config::Duration slow = std::chrono::seconds(60);
   int ranks = 1;
+  int slots = 1;  // CPU slots it takes at least (CTest's PROCESSORS)
   std::map<std::string, int> devices;  // kind -> count, counts > 0 only
   bool exclusive = false;
   std::vector<std::string> labels;

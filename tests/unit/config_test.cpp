@@ -246,7 +246,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "count from 0 to 4096, not a string"},
         BadConfig{"[[source]]\nkind = \"nose\"\npaths = []\n",
                   "ranktest.toml:2:8: unknown source kind \"nose\" in [[source]]; "
-                  "known kinds are: gtest, pytest"},
+                  "known kinds are: gtest, pytest, ctest"},
         BadConfig{"[[source]]\npython = \"python3\"\npaths = []\n",
                   "ranktest.toml:2:10: key 'python' in [[source]] is for kind = \"pytest\" "
                   "sources only"},

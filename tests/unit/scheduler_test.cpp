@@ -307,6 +307,20 @@ TEST(Scheduler, ATestWithMoreRanksThanSlotsRunsAloneRatherThanNever) {
   EXPECT_EQ(pool.slots_needed(*plan[1].settings), 2);
 }
 
+// CTest's PROCESSORS: one process that takes several slots, so two
+// 2-slot tests never run at once on a 3-slot machine.
+TEST(Scheduler, SlotsTakeThatManySlotsForOneRank) {
+  auto plan = make_plan(2);
+  for (auto& test : plan) settings_of(test).slots = 2;
+  FakeRunner runner(plan, {}, 1);
+  Recorder recorder;
+  auto pool = make_pool(3);
+  EXPECT_EQ(pool.slots_needed(*plan[0].settings), 2);
+  run_schedule(plan, {false}, pool, runner, recorder);
+  EXPECT_EQ(recorder.outcomes.size(), 2u);
+  EXPECT_EQ(runner.max_running_, 1u);
+}
+
 // Slurm runs a test's ranks on its nodes: here it takes one slot (its
 // srun), so two 16-rank Slurm tests run at once on a 2-slot machine.
 TEST(Scheduler, SlurmTestsTakeOneSlotWhateverTheirRanks) {

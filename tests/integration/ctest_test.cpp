@@ -1,0 +1,134 @@
+// A CMake project's CTest tests (examples/ctest, built by the main build
+// into build/examples/ctest) end the same under ranktest's kind = "ctest"
+// source as under ctest itself.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "harness.h"
+
+namespace ranktest::testing {
+namespace {
+
+const std::string kBuild = EXAMPLES_BINARY_DIR "/ctest";
+
+std::string config_for(const std::string& folder) {
+  return "timeout = \"30s\"\ngrace-period = \"1s\"\n[[source]]\nkind = \"ctest\"\npaths = [\"" +
+         folder + "\"]\n";
+}
+
+// ctest's own verdicts, from its progress lines
+// ("  9/12 Test  #9: tool.hangs ....***Timeout   1.01 sec"), in ranktest's words.
+std::map<std::string, std::string> ctest_outcomes(const std::string& output) {
+  static const std::regex line(R"(Test +#\d+: (\S+) \.*\s*(.*?)\s+[0-9.]+ sec)");
+  std::map<std::string, std::string> outcomes;
+  std::istringstream in(output);
+  for (std::string text; std::getline(in, text);) {
+    std::smatch match;
+    if (!std::regex_search(text, match, line)) continue;
+    const std::string status = match[2];
+    std::string outcome = "unknown: " + status;
+    if (status.find("Exception") != std::string::npos) outcome = "crashed";
+    else if (status.find("Timeout") != std::string::npos) outcome = "timed-out";
+    else if (status.find("Skipped") != std::string::npos) outcome = "skipped";
+    else if (status.find("Failed") != std::string::npos) outcome = "failed";
+    else if (status.find("Passed") != std::string::npos) outcome = "passed";
+    outcomes[match[1]] = outcome;
+  }
+  return outcomes;
+}
+
+TEST(Ctest, OutcomesEqualCtests) {
+  std::string output;
+  shell("cd '" + kBuild + "' && ctest 2>&1", &output);
+  const auto expected = ctest_outcomes(output);
+  ASSERT_EQ(expected.size(), 12u) << output;
+
+  Workdir dir;
+  dir.write("ranktest.toml", config_for(kBuild));
+  const auto run = run_ranktest(dir, {"run"});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  std::map<std::string, std::string> got;
+  for (const auto& [id, event] : run.finished())
+    got[id.substr(id.find("::") + 2)] = event["result"]["outcome"].get<std::string>();
+  EXPECT_EQ(got, expected) << run.out << run.err;
+
+  // What each case stands for, so that both agreeing on a wrong verdict fails too.
+  EXPECT_EQ(got["gtest.Arithmetic.Adds"], "passed");
+  EXPECT_EQ(got["gtest.Arithmetic.SubtractsWrongly"], "failed");
+  EXPECT_EQ(got["gtest.Arithmetic.Skips"], "skipped");  // SKIP_REGULAR_EXPRESSION
+  EXPECT_EQ(got["tool.crashes"], "crashed");
+  EXPECT_EQ(got["tool.reads_environment"], "passed");     // ENVIRONMENT
+  EXPECT_EQ(got["tool.in_working_directory"], "passed");  // WORKING_DIRECTORY
+  EXPECT_EQ(got["tool.hangs"], "timed-out");              // TIMEOUT 1
+  EXPECT_EQ(got["tool.expected_to_fail"], "passed");      // WILL_FAIL
+  EXPECT_EQ(got["tool.skips"], "skipped");                // SKIP_RETURN_CODE
+  // The timeout is the test's own (1 s), not the run's 30 s.
+  EXPECT_LT(run.finished().at("ctest::tool.hangs")["result"]["duration_ms"].get<double>(), 10000);
+  // RESOURCE_GROUPS is said once, not ignored silently.
+  EXPECT_EQ(occurrences(run.err, "RESOURCE_GROUPS is not honoured"), 1u) << run.err;
+}
+
+TEST(Ctest, PropertiesBecomeSettings) {
+  Workdir dir;
+  // With a trailing '/', the folder still labels the tests.
+  dir.write("ranktest.toml", config_for(kBuild + "/"));
+  const auto run = run_ranktest(dir, {"list"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("ctest::tool.alone  [slots 2, exclusive, label serial, label slow]"),
+            std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("ctest::tool.hangs  [timeout 1s]"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("ctest::gtest.Arithmetic.Adds  [label unit]"), std::string::npos)
+      << run.out;
+}
+
+TEST(Ctest, AFolderCtestDoesNotKnowIsADiscoveryError) {
+  Workdir dir;
+  dir.write("ranktest.toml", config_for("."));
+  const auto run = run_ranktest(dir, {"run"});
+  EXPECT_EQ(run.exit_code, 3) << run.err;
+  EXPECT_NE(run.err.find("is not a CTest build folder (no CTestTestfile.cmake in it)"),
+            std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("ranktest.toml:3:1: "), std::string::npos) << run.err;
+}
+
+TEST(Ctest, KeysThatWouldChangeTheCommandAreRefused) {
+  Workdir dir;
+  dir.write("ranktest.toml", config_for(kBuild) + "args = [\"--verbose\"]\n");
+  const auto run = run_ranktest(dir, {"run"});
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find("key 'args' in [[source]] is not for kind = \"ctest\" sources"),
+            std::string::npos) << run.err;
+}
+
+// A verdict ranktest cannot reproduce is refused, never judged by the exit
+// code alone (which would pass a test whose PASS_REGULAR_EXPRESSION fails).
+TEST(Ctest, PassRegularExpressionIsRefused) {
+  Workdir dir;
+  std::filesystem::create_directories(dir.path() / "project");
+  dir.write("project/CMakeLists.txt",
+            "cmake_minimum_required(VERSION 3.25)\nproject(p NONE)\nenable_testing()\n"
+            "add_test(NAME says_ok COMMAND true)\n"
+            "set_tests_properties(says_ok PROPERTIES PASS_REGULAR_EXPRESSION \"ok\")\n");
+  std::string output;
+  ASSERT_EQ(shell("cmake -S '" + (dir.path() / "project").string() + "' -B '" +
+                      (dir.path() / "build").string() + "' 2>&1",
+                  &output),
+            0)
+      << output;
+  dir.write("ranktest.toml", config_for("build"));
+  const auto run = run_ranktest(dir, {"run"});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  const auto finished = run.finished();
+  ASSERT_TRUE(finished.contains("build::says_ok")) << run.out << run.err;
+  const auto& result = finished.at("build::says_ok")["result"];
+  EXPECT_EQ(result["outcome"], "error");
+  EXPECT_EQ(result["reason"], "refused");
+  EXPECT_NE(result.dump().find("PASS_REGULAR_EXPRESSION"), std::string::npos) << result.dump();
+}
+
+}  // namespace
+}  // namespace ranktest::testing

@@ -1,0 +1,146 @@
+// A CTest listing read into tests, and a CTest test's exit judged as CTest
+// judges it.
+#include <gtest/gtest.h>
+
+#include "discover/ctest_discoverer.h"
+#include "execute/ctest_result.h"
+#include "select/test_plan.h"
+
+namespace ranktest {
+namespace {
+
+// One test as `ctest --show-only=json-v1` prints it.
+std::string listing(const std::string& properties) {
+  return R"({"kind": "ctestInfo", "version": {"major": 1, "minor": 0},
+    "backtraceGraph": {"commands": ["add_test"], "files": ["/src/CMakeLists.txt"],
+                       "nodes": [{"file": 0}, {"command": 0, "file": 0, "line": 7, "parent": 0}]},
+    "tests": [{"name": "tool.case", "backtrace": 1,
+               "command": ["/build/tool", "--flag", "x y"],
+               "properties": [)" + properties + "]}]}";
+}
+
+discover::DiscoveredCtest parse(const std::string& properties) {
+  config::SourceConfig source;
+  source.env["FROM_SOURCE"] = "1";
+  source.env["SHARED"] = "source";
+  auto parsed = discover::parse_ctest_listing(listing(properties), "build", source);
+  EXPECT_TRUE(parsed) << parsed.error().message;
+  return parsed ? std::move(*parsed) : discover::DiscoveredCtest{};
+}
+
+TEST(CtestListing, CommandDirectoryAndEnvironmentAreCtests) {
+  const auto found = parse(R"({"name": "WORKING_DIRECTORY", "value": "/build/sub"},
+                              {"name": "ENVIRONMENT", "value": ["SHARED=test", "A=b=c"]})");
+  ASSERT_EQ(found.tests.size(), 1u);
+  const auto& test = found.tests[0];
+  EXPECT_EQ(test.id, "build::tool.case");
+  EXPECT_EQ(test.name, "tool.case");
+  EXPECT_EQ(test.source->kind, SuiteKind::ctest);
+  EXPECT_EQ(test.source->executable, "/build/tool");
+  EXPECT_EQ(test.source->extra_args, (std::vector<std::string>{"--flag", "x y"}));
+  EXPECT_EQ(test.source->working_directory, "/build/sub");
+  // The test's ENVIRONMENT over the source's env.
+  EXPECT_EQ(test.source->env.at("SHARED"), "test");
+  EXPECT_EQ(test.source->env.at("FROM_SOURCE"), "1");
+  EXPECT_EQ(test.source->env.at("A"), "b=c");
+  ASSERT_TRUE(test.location);
+  EXPECT_EQ(test.location->file, "/src/CMakeLists.txt");
+  EXPECT_EQ(test.location->line, 7);
+  EXPECT_TRUE(found.warnings.empty());
+}
+
+TEST(CtestListing, PropertiesBecomeSettings) {
+  const auto found = parse(R"({"name": "TIMEOUT", "value": 2.5},
+                              {"name": "RUN_SERIAL", "value": true},
+                              {"name": "PROCESSORS", "value": 3},
+                              {"name": "LABELS", "value": ["slow", "net"]})");
+  ASSERT_EQ(found.tests.size(), 1u);
+  config::Config config;
+  const auto settings = select::resolve_settings(config, found.tests[0]);
+  EXPECT_EQ(settings.timeout, std::chrono::milliseconds(2500));
+  EXPECT_TRUE(settings.exclusive);
+  EXPECT_EQ(settings.slots, 3);
+  EXPECT_EQ(settings.ranks, 1);  // one process, three slots
+  EXPECT_EQ(settings.labels, (std::vector<std::string>{"slow", "net"}));
+}
+
+TEST(CtestListing, VerdictRegexesAreRefusedNotIgnored) {
+  for (const char* name : {"PASS_REGULAR_EXPRESSION", "FAIL_REGULAR_EXPRESSION"}) {
+    const auto found =
+        parse(std::string(R"({"name": ")") + name + R"(", "value": ["ok"]})");
+    ASSERT_EQ(found.tests.size(), 1u);
+    const auto& error = found.tests[0].detail().collection_error;
+    ASSERT_TRUE(error) << name;
+    EXPECT_NE(error->find(name), std::string::npos) << *error;
+  }
+}
+
+TEST(CtestListing, UnhonouredPropertiesAreSaidOnce) {
+  const auto found = parse(R"({"name": "DEPENDS", "value": ["other"]},
+                              {"name": "RESOURCE_GROUPS", "value": ["gpus:1"]},
+                              {"name": "COST", "value": 3})");
+  ASSERT_EQ(found.warnings.size(), 2u);
+  EXPECT_NE(found.warnings[0].find("DEPENDS"), std::string::npos) << found.warnings[0];
+  EXPECT_NE(found.warnings[1].find("RESOURCE_GROUPS"), std::string::npos) << found.warnings[1];
+  EXPECT_FALSE(found.tests[0].detail().collection_error);
+}
+
+TEST(CtestListing, DisabledIsSkipped) {
+  const auto found = parse(R"({"name": "DISABLED", "value": true})");
+  ASSERT_TRUE(found.tests[0].skip_reason);
+}
+
+TEST(CtestListing, NotCtestsJsonIsAnError) {
+  EXPECT_FALSE(discover::parse_ctest_listing("[1, 2]", "b", {}));
+  EXPECT_FALSE(discover::parse_ctest_listing("Test project /x", "b", {}));
+}
+
+execute::ProcessEnd exited(int code) {
+  ProcessExit exit;
+  exit.code = code;
+  return execute::ProcessEnd{exit, false, false};
+}
+
+execute::ProcessEnd killed(int signal) {
+  ProcessExit exit;
+  exit.signaled = true;
+  exit.signal = signal;
+  return execute::ProcessEnd{exit, false, false};
+}
+
+TEST(CtestVerdict, ExitCodeDecides) {
+  EXPECT_EQ(execute::classify_ctest_test(exited(0), {}, "").outcome, Outcome::passed);
+  EXPECT_EQ(execute::classify_ctest_test(exited(3), {}, "").outcome, Outcome::failed);
+  EXPECT_EQ(execute::classify_ctest_test(killed(11), {}, "").outcome, Outcome::crashed);
+}
+
+TEST(CtestVerdict, WillFailTurnsTheExitAroundButNotACrash) {
+  ExitRules rules;
+  rules.will_fail = true;
+  EXPECT_EQ(execute::classify_ctest_test(exited(1), rules, "").outcome, Outcome::passed);
+  EXPECT_EQ(execute::classify_ctest_test(exited(0), rules, "").outcome, Outcome::failed);
+  EXPECT_EQ(execute::classify_ctest_test(killed(6), rules, "").outcome, Outcome::crashed);
+}
+
+TEST(CtestVerdict, SkipCodeAndSkipPatternSkip) {
+  ExitRules rules;
+  rules.skip_return_code = 77;
+  rules.skip_patterns = {"\\[  SKIPPED \\]"};
+  EXPECT_EQ(execute::classify_ctest_test(exited(77), rules, "").outcome, Outcome::skipped);
+  EXPECT_EQ(execute::classify_ctest_test(exited(78), rules, "").outcome, Outcome::failed);
+  EXPECT_EQ(execute::classify_ctest_test(exited(0), rules, "x\n[  SKIPPED ] A.B\n").outcome,
+            Outcome::skipped);
+  EXPECT_EQ(execute::classify_ctest_test(exited(0), rules, "[ OK ] A.B").outcome,
+            Outcome::passed);
+}
+
+TEST(CtestVerdict, ATimeoutIsATimeout) {
+  auto end = exited(0);
+  end.timed_out = true;
+  ExitRules rules;
+  rules.will_fail = true;
+  EXPECT_EQ(execute::classify_ctest_test(end, rules, "").outcome, Outcome::timed_out);
+}
+
+}  // namespace
+}  // namespace ranktest
