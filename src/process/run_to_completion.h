@@ -26,8 +26,8 @@ Expected<Completion> run_to_completion(const SpawnRequest& request,
 // Runs every command, at most `jobs` at once, request i for at most
 // timeouts[i]; one result per request, in order. On an interruption every
 // running command is killed, and those not started yet say so too.
-// `progress`, where given, is told how many have ended: each time one does,
-// and at least once a second meanwhile.
+// `progress`, where given, is told how many have ended: after each look at
+// the children (when one or more ended, and at least once a second).
 std::vector<Expected<Completion>> run_all_to_completion(
     const std::vector<SpawnRequest>& requests, std::size_t jobs, SignalWatch& signals,
     const std::vector<std::chrono::milliseconds>& timeouts,
