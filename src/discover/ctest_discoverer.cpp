@@ -12,6 +12,7 @@
 #include "config/duration.h"
 #include "process/run_to_completion.h"
 #include "process/temporary_directory.h"
+#include "discover/quoted_output.h"
 #include "text/file_tail.h"
 #include "text/sanitize.h"
 
@@ -21,13 +22,6 @@ namespace fs = std::filesystem;
 namespace {
 
 using Json = nlohmann::json;
-
-std::string quote(const std::string& output) {
-  std::string quoted;
-  for (const auto& line : text::last_lines(output, 15))
-    quoted += "\n    | " + text::terminal_safe(text::truncate_utf8(line, 300));
-  return quoted.empty() ? "\n    (it printed nothing)" : quoted;
-}
 
 // Properties that only describe the test, or that ranktest does itself
 // better (its own cgroup and timeouts): nothing to say about them.

@@ -18,6 +18,7 @@
 #include "framework/pytest_invocation.h"
 #include "process/run_to_completion.h"
 #include "process/temporary_directory.h"
+#include "discover/quoted_output.h"
 #include "text/file_tail.h"
 #include "text/sanitize.h"
 
@@ -26,13 +27,6 @@ namespace fs = std::filesystem;
 namespace {
 
 using Json = nlohmann::json;
-
-std::string quote(const std::string& output) {
-  std::string quoted;
-  for (const auto& line : text::last_lines(output, 15))
-    quoted += "\n    | " + text::terminal_safe(text::truncate_utf8(line, 300));
-  return quoted.empty() ? "\n    (it printed nothing)" : quoted;
-}
 
 // @pytest.mark.ranktest(ranks=, devices=, exclusive=, timeout=); the error
 // says what is wrong with it.
