@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <map>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -57,8 +59,36 @@ const nlohmann::json& result_of(const std::map<std::string, nlohmann::json>& fin
 // What every launcher must give: the outcomes, root causes, stopped ranks
 // and stacks that ranks_test.cpp and the examples pin down for local ranks.
 void expect_the_outcomes_of_local_ranks(const Invocation& run, bool launched) {
-  EXPECT_EQ(run.last_out_line(), "ranktest: 5 passed, 7 failed, 0 skipped") << run.out;
   const auto finished = run.finished();
+  // Every test's outcome and reason first: when one differs, the first
+  // failure names it (the whole terminal output follows, for the rest).
+  std::map<std::string, std::string> outcomes;
+  for (const auto& [id, event] : finished)
+    outcomes[id] = event["result"]["outcome"].get<std::string>() +
+                   (event["result"].contains("reason")
+                        ? " (" + event["result"]["reason"].get<std::string>() + ")"
+                        : "");
+  const auto outcome_of = [&](const std::string& id) {
+    const auto it = outcomes.find(id);
+    return it == outcomes.end() ? std::string("missing") : it->second.substr(0, it->second.find(' '));
+  };
+  const std::map<std::string, std::string> expected = {
+      {"fixture_ranks::Ranks.AllReduceSums", "passed"},
+      {"fixture_ranks::Ranks.SeeTheEnvironmentContract", "passed"},
+      {"fixture_ranks::Ranks.OneRankFailsBeforeJoining", "failed"},
+      {"fixture_ranks::Ranks.OneRankNeverJoins", "timed-out"},
+      {"collective_test::Collective.AllReduceAddsEveryRanksGradient", "passed"},
+      {"collective_test::Collective.EveryRankLoadsItsShard", "failed"},
+      {"collective_test::Collective.EveryRankJoinsTheBarrier", "timed-out"},
+      {"test_distributed.py::test_all_reduce_sums_every_rank", "passed"},
+      {"test_distributed.py::test_runs_without_ranks", "passed"},
+      {"test_distributed.py::test_a_rank_fails_an_assertion", "failed"},
+      {"test_distributed.py::test_a_rank_skips_a_collective", "timed-out"},
+      {"fixture_leaks::Leaks.BackgroundJobWarnedOnly", "leaked"}};
+  for (const auto& [id, outcome] : expected)
+    EXPECT_EQ(outcome_of(id), outcome) << id << ": " << (outcomes.count(id) ? outcomes.at(id) : "");
+  EXPECT_EQ(outcomes.size(), expected.size());
+  EXPECT_EQ(run.last_out_line(), "ranktest: 5 passed, 7 failed, 0 skipped") << run.out;
   const auto result = [&](const std::string& id) -> const nlohmann::json& {
     return result_of(finished, id);
   };
