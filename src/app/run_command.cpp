@@ -177,7 +177,7 @@ int run_command(const CommandLine& cli) {
     return fail({ExitCode::usage_error, *conflict});
   // Said once, before anything runs: isolated where the machine refuses
   // namespaces either refuses the run or, if asked, runs on the host.
-  std::vector<std::string> warnings;
+  std::vector<std::string> warnings = plan.warnings;
   if (auto refusal = network_isolation_refused(plan)) {
     if (!config.network_fallback_host)
       return fail({ExitCode::usage_error,

@@ -66,6 +66,27 @@ std::optional<double> number(const Json& value) {
   return std::nullopt;
 }
 
+// RESOURCE_GROUPS as the listing gives it: [{"requirements": [{".type":
+// "gpus", "slots": 1}]}, ...], a group per entry (counts already expanded).
+ResourceGroups resource_groups(const Json& value) {
+  ResourceGroups groups;
+  if (!value.is_array()) return groups;
+  for (const auto& group : value) {
+    std::vector<ResourceRequirement> needs;
+    if (group.is_object() && group.contains("requirements") && group["requirements"].is_array())
+      for (const auto& requirement : group["requirements"]) {
+        if (!requirement.is_object() || !requirement.contains(".type") ||
+            !requirement[".type"].is_string())
+          continue;
+        const auto slots = number(requirement.value("slots", Json(1)));
+        needs.push_back(ResourceRequirement{requirement[".type"].get<std::string>(),
+                                            slots && *slots >= 1 ? static_cast<int>(*slots) : 1});
+      }
+    if (!needs.empty()) groups.push_back(std::move(needs));
+  }
+  return groups;
+}
+
 // Where add_test was called, from the listing's backtrace graph.
 std::optional<SourceLocation> location_of(const Json& test, const Json& graph) {
   if (!test.contains("backtrace") || !test["backtrace"].is_number_unsigned()) return std::nullopt;
@@ -152,6 +173,8 @@ Expected<DiscoveredCtest> parse_ctest_listing(std::string_view json, const std::
                 pattern));
           }
         }
+      } else if (name == "RESOURCE_GROUPS") {
+        details->resource_groups = resource_groups(value);
       } else if (name == "DISABLED") {
         if (truthy(value)) test.skip_reason = "disabled (CTest property DISABLED)";
       } else if (name == "PASS_REGULAR_EXPRESSION" || name == "FAIL_REGULAR_EXPRESSION") {
@@ -173,10 +196,7 @@ Expected<DiscoveredCtest> parse_ctest_listing(std::string_view json, const std::
   for (const auto& [name, tests] : unhonoured)
     discovered.warnings.push_back(fmt::format(
         "{}: CTest property {} is not honoured by ranktest ({} test{}, e.g. {}); {}", label, name,
-        tests.size(), tests.size() == 1 ? "" : "s", tests.front(),
-        name == "RESOURCE_GROUPS"
-            ? "the tests run without the resources; give them devices with an [[override]]"
-            : "the tests run without it"));
+        tests.size(), tests.size() == 1 ? "" : "s", tests.front(), "the tests run without it"));
   return discovered;
 }
 

@@ -275,7 +275,9 @@ Expected<std::vector<DiscoveredBinary>> discover_gtest_binaries(
 
 Expected<DiscoveredBinary> discover_gtest_binary(const GtestBinary& binary,
                                                  process::SignalWatch& signals) {
-  auto all = discover_gtest_binaries({binary}, signals, ListingOptions{1, {}});
+  ListingOptions one_at_a_time;  // no cache, no progress
+  one_at_a_time.jobs = 1;
+  auto all = discover_gtest_binaries({binary}, signals, one_at_a_time);
   if (!all) return all.error();
   return std::move(all->front());
 }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,6 +41,13 @@ class FrameworkAdapter {
   // that runs only `test` and writes its result to `report`.
   virtual void add_command(const TestCase& test, const std::filesystem::path& report,
                            const std::filesystem::path& attempt_folder, RankPlan& plan) const = 0;
+
+  // Adds to `plan` what the framework itself tells a test about the devices
+  // it was granted, beyond ranktest's contract (CTest's
+  // CTEST_RESOURCE_GROUP_* variables); most frameworks add nothing.
+  virtual void add_device_environment(
+      const TestCase& /*test*/, const std::map<std::string, std::vector<std::string>>& /*devices*/,
+      RankPlan& /*plan*/) const {}
 
   // A rank's end read together with its result file (nullopt: none was
   // written) and the end of its log.

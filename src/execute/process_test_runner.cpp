@@ -23,16 +23,18 @@ RankPlan rank_command(const select::PlannedTest& planned, const schedule::Assign
                       const std::filesystem::path& attempt_folder) {
   const TestCase& test = *planned.test;
   const TestSource& source = *test.source;
+  const FrameworkAdapter& adapter = adapter_for(source.kind);
   RankPlan request;
   Environment& env = request.set;
   env.assign(source.env.begin(), source.env.end());
-  adapter_for(source.kind).add_command(test, report_path, attempt_folder, request);
+  adapter.add_command(test, report_path, attempt_folder, request);
   env.emplace_back("RANKTEST_TEST_ID", test.id);
   env.emplace_back("RANKTEST_ATTEMPT", std::to_string(assignment.attempt));
   env.emplace_back("RANKTEST_RUN_DIR", folder.path().string());
   const auto contract =
       rank_environment(assignment.grant, rank, planned.settings->ranks, inventory_kinds);
   env.insert(env.end(), contract.begin(), contract.end());
+  adapter.add_device_environment(test, assignment.grant.devices, request);
   request.working_directory = source.working_directory;
   return request;
 }

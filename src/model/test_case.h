@@ -49,6 +49,16 @@ struct ExitRules {
   std::vector<std::string> skip_patterns;  // ECMAScript regular expressions
 };
 
+// CTest's RESOURCE_GROUPS as ctest's listing expands them ("2,gpus:1"
+// becomes two groups): each group needs, of each resource type, one
+// resource with this many slots.
+struct ResourceRequirement {
+  std::string type;  // as the project names it: "gpus"
+  int slots = 1;
+  bool operator==(const ResourceRequirement&) const = default;
+};
+using ResourceGroups = std::vector<std::vector<ResourceRequirement>>;
+
 // How to start the tests of one source (a gtest binary, a pytest source):
 // the same for each of its tests, so they share one (a binary may hold
 // 100,000 tests, and a copy per test of its path, arguments and
@@ -90,6 +100,7 @@ struct TestDetails {
   std::optional<std::string> collection_error;
   DeclaredSettings declared;
   ExitRules exit_rules;  // ctest tests only
+  ResourceGroups resource_groups;  // ctest tests only
 };
 
 struct TestCase {

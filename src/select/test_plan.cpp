@@ -103,6 +103,37 @@ std::optional<std::string> unsatisfiable(const ResolvedSettings& settings,
   return std::nullopt;
 }
 
+// CTest's RESOURCE_GROUPS become devices: a whole device of the type for
+// each requirement (never a share of one, whatever its slots), when the
+// inventory has that type and no [[override]] gave the test devices. A
+// type the inventory lacks is left out, as ctest leaves out every type
+// without --resource-spec-file, and named in `absent`.
+void give_resource_groups_devices(const TestCase& test, const std::map<std::string, int>& capacity,
+                                  ResolvedSettings& settings,
+                                  std::map<std::string, std::vector<std::string>>& absent) {
+  const auto& groups = test.detail().resource_groups;
+  if (groups.empty()) return;
+  std::map<std::string, int> needs;
+  for (const auto& group : groups)
+    for (const auto& requirement : group) {
+      if (const auto it = capacity.find(requirement.type); it != capacity.end() && it->second > 0)
+        ++needs[requirement.type];
+      else if (absent[requirement.type].empty() || absent[requirement.type].back() != test.id)
+        absent[requirement.type].push_back(test.id);
+    }
+  auto& devices = settings.launcher == Launcher::slurm ? settings.cluster_devices : settings.devices;
+  if (devices.empty()) devices = std::move(needs);
+}
+
+std::string absent_resource_warning(const std::string& type, const std::vector<std::string>& tests) {
+  return fmt::format(
+      "CTest resource type \"{}\" is not among ranktest's devices, so {} test{} (e.g. {}) "
+      "run{} without it, as ctest does without --resource-spec-file; name its ids in "
+      "[devices] ({} = [\"0\", \"1\"]) to hand each test its own",
+      type, tests.size(), tests.size() == 1 ? "" : "s", tests.front(),
+      tests.size() == 1 ? "s" : "", type);
+}
+
 }  // namespace
 
 TestPlan plan_tests(std::vector<TestCase> tests,
@@ -124,6 +155,7 @@ TestPlan plan_tests(std::vector<TestCase> tests,
     distinct.push_back(std::make_shared<const ResolvedSettings>(std::move(settings)));
     return distinct.back();
   };
+  std::map<std::string, std::vector<std::string>> absent_resources;  // type -> tests
   for (const auto& test : plan.tests) {
     if (!selection_matches(selection, test)) {
       ++plan.filtered_out;
@@ -131,12 +163,15 @@ TestPlan plan_tests(std::vector<TestCase> tests,
       plan.to_skip.push_back(&test);
     } else {
       auto settings = resolve_settings(config, test);
+      give_resource_groups_devices(test, capacity, settings, absent_resources);
       if (auto why = unsatisfiable(settings, capacity))
         plan.cannot_run.push_back(NotRunnable{&test, *why});
       else
         plan.to_run.push_back(PlannedTest{&test, shared(std::move(settings))});
     }
   }
+  for (const auto& [type, tests] : absent_resources)
+    plan.warnings.push_back(absent_resource_warning(type, tests));
   return plan;
 }
 

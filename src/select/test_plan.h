@@ -77,6 +77,8 @@ struct TestPlan {
   std::vector<const TestCase*> to_skip;     // selected, but with a skip reason
   std::vector<NotRunnable> cannot_run;      // selected, but needs what is not here
   std::size_t filtered_out = 0;             // not selected
+  // Said once before the run (CTest resource types without devices).
+  std::vector<std::string> warnings;
 
   TestPlan() = default;
   TestPlan(TestPlan&&) = default;

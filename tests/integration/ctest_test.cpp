@@ -41,14 +41,19 @@ std::map<std::string, std::string> ctest_outcomes(const std::string& output) {
   return outcomes;
 }
 
+// CTest's resource spec for the example: two GPUs.
+const std::string kResourceSpec = RANKTEST_SOURCE_DIR "/examples/ctest/resources.json";
+const std::string kTwoGpus = "[devices]\ngpus = [\"0\", \"1\"]\n";
+
 TEST(Ctest, OutcomesEqualCtests) {
   std::string output;
-  shell("cd '" + kBuild + "' && ctest 2>&1", &output);
+  shell("cd '" + kBuild + "' && ctest --resource-spec-file '" + kResourceSpec + "' 2>&1",
+        &output);
   const auto expected = ctest_outcomes(output);
-  ASSERT_EQ(expected.size(), 12u) << output;
+  ASSERT_EQ(expected.size(), 13u) << output;
 
   Workdir dir;
-  dir.write("ranktest.toml", config_for(kBuild));
+  dir.write("ranktest.toml", config_for(kBuild) + kTwoGpus);
   const auto run = run_ranktest(dir, {"run"});
   EXPECT_EQ(run.exit_code, 1) << run.err;
   std::map<std::string, std::string> got;
@@ -68,8 +73,33 @@ TEST(Ctest, OutcomesEqualCtests) {
   EXPECT_EQ(got["tool.skips"], "skipped");                // SKIP_RETURN_CODE
   // The timeout is the test's own (1 s), not the run's 30 s.
   EXPECT_LT(run.finished().at("ctest::tool.hangs")["result"]["duration_ms"].get<double>(), 10000);
-  // RESOURCE_GROUPS is said once, not ignored silently.
-  EXPECT_EQ(occurrences(run.err, "RESOURCE_GROUPS is not honoured"), 1u) << run.err;
+  // RESOURCE_GROUPS "2,gpus:1": two GPUs of [devices], told as ctest tells them.
+  EXPECT_EQ(got["tool.uses_two_gpus"], "passed");
+  const auto log = read_file(
+      run.finished().at("ctest::tool.uses_two_gpus")["result"]["ranks"][0]["log"].get<std::string>());
+  EXPECT_NE(log.find("CTEST_RESOURCE_GROUP_0_GPUS=id:"), std::string::npos) << log;
+  EXPECT_NE(log.find("CTEST_RESOURCE_GROUP_1_GPUS=id:"), std::string::npos) << log;
+  // A resource type without devices ("cpus") is said once, not ignored silently.
+  EXPECT_EQ(occurrences(run.err, "CTest resource type \"cpus\" is not among ranktest's devices"),
+            1u) << run.err;
+}
+
+// Without devices for its type, a test that needs CTest's resource
+// variables fails under ranktest as it fails under ctest without a spec.
+TEST(Ctest, ResourceGroupsWithoutDevicesRunAsCtestRunsThemWithoutASpec) {
+  std::string output;
+  shell("cd '" + kBuild + "' && ctest -R tool.uses_two_gpus 2>&1", &output);
+  EXPECT_EQ(ctest_outcomes(output), (std::map<std::string, std::string>{
+                                        {"tool.uses_two_gpus", "failed"}})) << output;
+  Workdir dir;
+  dir.write("ranktest.toml", config_for(kBuild));
+  const auto run = run_ranktest(dir, {"run", "--filter", "*uses_two_gpus"});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_EQ(run.finished().at("ctest::tool.uses_two_gpus")["result"]["outcome"], "failed");
+  EXPECT_NE(run.err.find("CTest resource type \"gpus\" is not among ranktest's devices, so 1 "
+                         "test (e.g. ctest::tool.uses_two_gpus) runs without it, as ctest does "
+                         "without --resource-spec-file; name its ids in [devices]"),
+            std::string::npos) << run.err;
 }
 
 TEST(Ctest, PropertiesBecomeSettings) {

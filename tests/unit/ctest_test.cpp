@@ -4,6 +4,7 @@
 
 #include "discover/ctest_discoverer.h"
 #include "execute/ctest_result.h"
+#include "execute/framework_adapter.h"
 #include "select/test_plan.h"
 
 namespace ranktest {
@@ -77,12 +78,77 @@ TEST(CtestListing, VerdictRegexesAreRefusedNotIgnored) {
 
 TEST(CtestListing, UnhonouredPropertiesAreSaidOnce) {
   const auto found = parse(R"({"name": "DEPENDS", "value": ["other"]},
-                              {"name": "RESOURCE_GROUPS", "value": ["gpus:1"]},
+                              {"name": "REQUIRED_FILES", "value": ["x"]},
                               {"name": "COST", "value": 3})");
   ASSERT_EQ(found.warnings.size(), 2u);
   EXPECT_NE(found.warnings[0].find("DEPENDS"), std::string::npos) << found.warnings[0];
-  EXPECT_NE(found.warnings[1].find("RESOURCE_GROUPS"), std::string::npos) << found.warnings[1];
+  EXPECT_NE(found.warnings[1].find("REQUIRED_FILES"), std::string::npos) << found.warnings[1];
   EXPECT_FALSE(found.tests[0].detail().collection_error);
+}
+
+// RESOURCE_GROUPS "2,gpus:1;crypto:2,gpus:1" as ctest's listing expands it.
+constexpr const char* kResourceGroups = R"({"name": "RESOURCE_GROUPS", "value": [
+    {"requirements": [{".type": "gpus", "slots": 1}]},
+    {"requirements": [{".type": "gpus", "slots": 1}]},
+    {"requirements": [{".type": "crypto", "slots": 2}, {".type": "gpus", "slots": 1}]}]})";
+
+TEST(CtestResources, ResourceGroupsAreRead) {
+  const auto found = parse(kResourceGroups);
+  ASSERT_EQ(found.tests.size(), 1u);
+  EXPECT_TRUE(found.warnings.empty());
+  const ResourceGroups expected = {{{"gpus", 1}}, {{"gpus", 1}}, {{"crypto", 2}, {"gpus", 1}}};
+  EXPECT_EQ(found.tests[0].detail().resource_groups, expected);
+}
+
+TEST(CtestResources, EachRequirementHoldsADeviceOfAKindTheInventoryHas) {
+  auto found = parse(kResourceGroups);
+  config::Config config;
+  // Three GPUs, no "crypto": the crypto requirement is left out, and said.
+  const auto plan = select::plan_tests(std::move(found.tests), {}, config, {{"gpus", 3}});
+  ASSERT_EQ(plan.to_run.size(), 1u);
+  EXPECT_EQ(plan.to_run[0].settings->devices, (std::map<std::string, int>{{"gpus", 3}}));
+  ASSERT_EQ(plan.warnings.size(), 1u);
+  EXPECT_NE(plan.warnings[0].find("CTest resource type \"crypto\" is not among ranktest's "
+                                  "devices, so 1 test (e.g. build::tool.case) runs without it"),
+            std::string::npos) << plan.warnings[0];
+
+  // Fewer GPUs than the groups need: never run, and why.
+  auto again = parse(kResourceGroups);
+  const auto short_plan = select::plan_tests(std::move(again.tests), {}, config, {{"gpus", 2}});
+  ASSERT_EQ(short_plan.cannot_run.size(), 1u);
+  EXPECT_EQ(short_plan.cannot_run[0].reason, "needs 3 gpus, inventory has 2");
+}
+
+TEST(CtestResources, GrantedDevicesAreToldAsCtestTellsThem) {
+  const auto found = parse(kResourceGroups);
+  execute::RankPlan plan;
+  execute::adapter_for(SuiteKind::ctest)
+      .add_device_environment(found.tests[0], {{"gpus", {"4", "5", "7"}}, {"crypto", {"c0"}}},
+                              plan);
+  const execute::Environment expected = {
+      {"CTEST_RESOURCE_GROUP_0", "gpus"},
+      {"CTEST_RESOURCE_GROUP_0_GPUS", "id:4,slots:1"},
+      {"CTEST_RESOURCE_GROUP_1", "gpus"},
+      {"CTEST_RESOURCE_GROUP_1_GPUS", "id:5,slots:1"},
+      {"CTEST_RESOURCE_GROUP_2", "crypto,gpus"},
+      {"CTEST_RESOURCE_GROUP_2_CRYPTO", "id:c0,slots:2"},
+      {"CTEST_RESOURCE_GROUP_2_GPUS", "id:7,slots:1"},
+      {"CTEST_RESOURCE_GROUP_COUNT", "3"}};
+  EXPECT_EQ(plan.set, expected);
+
+  // A group none of whose types was granted is not told; the rest are renumbered.
+  execute::RankPlan only_crypto;
+  execute::adapter_for(SuiteKind::ctest)
+      .add_device_environment(found.tests[0], {{"crypto", {"c0"}}}, only_crypto);
+  const execute::Environment crypto = {{"CTEST_RESOURCE_GROUP_0", "crypto"},
+                                       {"CTEST_RESOURCE_GROUP_0_CRYPTO", "id:c0,slots:2"},
+                                       {"CTEST_RESOURCE_GROUP_COUNT", "1"}};
+  EXPECT_EQ(only_crypto.set, crypto);
+
+  // Other frameworks add nothing.
+  execute::RankPlan gtest;
+  execute::adapter_for(SuiteKind::gtest).add_device_environment(found.tests[0], {{"gpus", {"0"}}}, gtest);
+  EXPECT_TRUE(gtest.set.empty());
 }
 
 TEST(CtestListing, DisabledIsSkipped) {
