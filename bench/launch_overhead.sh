@@ -5,6 +5,7 @@
 #   - ranktest run -j2 with mode = "fork-server" (the binary started once,
 #     each test a fork of it after its static initialisation)
 #   - ctest -j2, the binary registered with gtest_discover_tests
+#   - ranktest run -j2 with that CTest build folder as a kind = "ctest" source
 #   - the floor: xargs -P2 starting the binary once per test with
 #     --gtest_filter (no result parsing, no isolation beyond the process)
 # Prints the median of several runs of each and the ratios.
@@ -72,13 +73,24 @@ run_forkserver() {
   ! grep -q "cannot fork tests" "$work/last.log" 2>/dev/null
 }
 run_ctest() { (cd "$work/build" && ctest -j2 --output-on-failure); }
+# The same CTest project as a kind = "ctest" source: the commands ctest
+# would run, listed by ctest itself, under ranktest's supervision.
+run_ctestsource() {
+  rm -rf "$work/state"
+  printf '[[source]]\nkind = "ctest"\npaths = ["%s"]\n' "$work/build" > "$work/ctest.toml"
+  "$ranktest" run -j2 --state-dir "$work/state" --config "$work/ctest.toml"
+}
 run_floor() { xargs -P2 -I{} "$binary" --gtest_filter={} < "$work/names"; }
 
-declare -A times
-for tool in floor ranktest forkserver ctest; do
-  samples=()
-  for _ in $(seq "$runs"); do samples+=("$(seconds "run_$tool")"); done
-  times[$tool]=$(printf '%s\n' "${samples[@]}" | median)
+# Round by round, every tool once per round: a machine that gets busier or
+# quieter meanwhile weighs on every tool alike.
+tools=(floor ranktest forkserver ctest ctestsource)
+declare -A samples times
+for _ in $(seq "$runs"); do
+  for tool in "${tools[@]}"; do samples[$tool]+="$(seconds "run_$tool") "; done
+done
+for tool in "${tools[@]}"; do
+  times[$tool]=$(printf '%s\n' ${samples[$tool]} | median)
 done
 printf 'launch overhead: %d trivial gtest tests, one process each, 2 at a time (median of %d runs)\n' \
   "$tests" "$runs"
@@ -91,6 +103,9 @@ printf '  %-44s %8.2f s   %.2fx the floor; %.1fx faster than the floor   (goal >
 printf '  %-44s %8.2f s   %.2fx the floor; ranktest is %.2fx faster   (goal >= 2x)\n' \
   "ctest -j2 (gtest_discover_tests)" "${times[ctest]}" \
   "$(ratio "${times[ctest]}" "${times[floor]}")" "$(ratio "${times[ctest]}" "${times[ranktest]}")"
+printf '  %-44s %8.2f s   %.2fx the floor; %.2fx faster than ctest -j2 on its own project\n' \
+  'ranktest run -j2, kind = "ctest" source' "${times[ctestsource]}" \
+  "$(ratio "${times[ctestsource]}" "${times[floor]}")" "$(ratio "${times[ctest]}" "${times[ctestsource]}")"
 per_test() { awk -v ms="$(cat "$1")" -v n="$tests" 'BEGIN { printf "%.2f", ms / n }'; }
 printf '  runner CPU per test (its own, not the tests'"'"'): plain %s ms, fork server %s ms   (goal <= 0.3 ms)\n' \
   "$(per_test "$work/cpu.plain")" "$(per_test "$work/cpu.forkserver")"

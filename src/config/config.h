@@ -58,6 +58,9 @@ struct LauncherConfig {
   std::string command;             // a name looked up in PATH, or a path
   std::vector<std::string> args;   // before ranktest's own arguments' end
   std::optional<std::filesystem::path> hostfile;  // mpirun only
+  // How long the launcher may take to start a test's first rank (srun
+  // queued for resources); the test's own timeout counts from that start.
+  Duration start_timeout = std::chrono::minutes(10);
 };
 
 // Settings a test can get from an [[override]]; unset means "not said here".

@@ -34,8 +34,8 @@ const std::vector<std::string>& KnownKeys::override_table() {
   return keys;
 }
 const std::vector<std::string>& KnownKeys::launcher_table(Launcher launcher) {
-  static const std::vector<std::string> mpirun{"command", "args", "hostfile"};
-  static const std::vector<std::string> slurm{"command", "args"};
+  static const std::vector<std::string> mpirun{"command", "args", "hostfile", "start-timeout"};
+  static const std::vector<std::string> slurm{"command", "args", "start-timeout"};
   return launcher == Launcher::mpirun ? mpirun : slurm;
 }
 

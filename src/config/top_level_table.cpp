@@ -33,6 +33,11 @@ std::optional<Error> read_launcher(const toml::node& node, Launcher launcher,
     if (!hostfile->is_string()) return reader.wrong_type("hostfile", *hostfile, "a path string");
     into.hostfile = root / hostfile->value<std::string>().value();
   }
+  if (const auto* node = table->get("start-timeout")) {
+    auto value = reader.duration("start-timeout", *node, true);
+    if (!value) return value.error();
+    into.start_timeout = *value;
+  }
   return std::nullopt;
 }
 

@@ -69,6 +69,9 @@ void ProcessTestRunner::start_with_launcher(
                                         spawned.error().message));
   running.launcher.emplace(std::move(*spawned));
   running.next_poll = Clock::now() + kPollInterval;
+  // The launcher may wait before any rank starts (srun queued for
+  // resources in a busy allocation): that wait is not the test's time.
+  running.deadline = running.started + launcher.start_timeout;
 }
 
 // Ranks whose ranktest-rank recorded their end since the last look, in the
@@ -82,6 +85,11 @@ void ProcessTestRunner::poll_rank_ends(RunningTest& running, Clock::time_point n
       if (const auto start = parse_rank_start(
               text::read_file(rank_start_path(running.folder, rank.rank))))
         rank.remote_pid = start->pid;
+    if (rank.remote_pid && !running.ranks_started && !running.timed_out) {
+      // The test's timeout counts from its first rank's start.
+      running.ranks_started = true;
+      running.deadline = now + running.test->settings->timeout;
+    }
     const auto end = parse_rank_end(text::read_file(rank_end_path(running.folder, rank.rank)));
     if (!end) continue;
     rank.child.mark_reaped(end->exit);
@@ -126,6 +134,24 @@ void ProcessTestRunner::launcher_ended(RunningTest& running, Clock::time_point n
     never.outcome = running.interrupted ? Outcome::interrupted : Outcome::error;
     never.reason = fmt::format("not started: {} ended with {}", name,
                                process::describe(*launcher.exit()));
+    if (running.start_timed_out && !running.interrupted) {
+      // Stopped at start-timeout, still waiting to start the ranks: the
+      // first rank says why (with the launcher's last words), the others
+      // only that they did not start.
+      never.outcome = Outcome::timed_out;
+      never.reason = "not started";
+      if (rank.rank == running.ranks.front().rank) {
+        never.reason = fmt::format(
+            "no rank started within {} ([{}] start-timeout): {} was still waiting, for "
+            "resources or a node",
+            config::format_duration(config.start_timeout),
+            config::launcher_name(running.test->settings->launcher), name);
+        const auto said = text::read_file_tail(running.folder / "launcher.log", 1024).bytes;
+        if (!said.empty())
+          never.failures.push_back(FailureMessage{
+              std::nullopt, fmt::format("{} said:\n{}", name, text::repair_utf8(said))});
+      }
+    }
     never.exit = launcher.exit();
     never.log_path = (running.folder / "launcher.log").string();
     never.duration = std::chrono::duration_cast<std::chrono::milliseconds>(now - running.started);

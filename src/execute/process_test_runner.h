@@ -144,6 +144,10 @@ class ProcessTestRunner final : public schedule::TestRunner {
     // read from ranktest-rank's records, polled until then.
     std::optional<process::ChildProcess> launcher;
     Clock::time_point next_poll;
+    // Until its first rank starts, a launched test's deadline is the
+    // launcher's start-timeout; from then on, its own timeout.
+    bool ranks_started = false;
+    bool start_timed_out = false;  // the launcher started no rank in time
     // asking_stacks: until when the Python ranks get to write theirs.
     Clock::time_point python_stacks_by;
 

@@ -127,7 +127,13 @@ void ProcessTestRunner::advance(RunningTest& running, Clock::time_point now) {
         terminate(running, now);
       } else if (now >= running.deadline) {
         running.timed_out = true;
-        if (running.interrupted) terminate(running, now);
+        if (running.launcher && !running.ranks_started) {
+          // start-timeout: no rank runs yet, nothing to take stacks of; the
+          // launcher is stopped before it starts one.
+          running.start_timed_out = true;
+          signal_test(running, SIGTERM);
+          running.enter(Phase::terminating_launcher, now + options_.grace_period);
+        } else if (running.interrupted) terminate(running, now);
         else if (ask_for_stacks(running)) running.enter(Phase::asking_stacks, now + kAuditDetachTime);
         else if (start_stack_dumps(running)) running.enter(Phase::dumping_stacks, now + kStackDumpTime);
         else terminate(running, now);

@@ -252,6 +252,54 @@ TEST(Launchers, ALauncherThatStartsNoRankIsAnErrorInItsOwnWords) {
             std::string::npos) << run.out;
 }
 
+// A launcher that waits before it starts the ranks (srun queued for
+// resources): the wait is not the test's time. A stand-in mpirun sleeps,
+// then runs the real one.
+void write_slow_launcher(const Workdir& dir, const std::string& start_timeout) {
+  dir.write("queued-mpirun", "#!/bin/sh\necho 'queued and waiting for resources' >&2\nsleep 3\n"
+                             "exec mpirun \"$@\"\n");
+  std::filesystem::permissions(dir.path() / "queued-mpirun", std::filesystem::perms::owner_all);
+  dir.write("ranktest.toml",
+            "launcher = \"mpirun\"\n"
+            "[mpirun]\ncommand = \"" + (dir.path() / "queued-mpirun").string() + "\"\n"
+            "args = [\"--allow-run-as-root\", \"--oversubscribe\"]\n"
+            "start-timeout = \"" + start_timeout + "\"\n"
+            "[[source]]\npaths = [\"" + fixture("ranks") + "\"]\n"
+            "[[override]]\nfilter = \"Ranks.*\"\nranks = 3\ntimeout = \"2s\"\n");
+}
+
+TEST(Launchers, TheTimeoutCountsFromTheFirstRanksStartNotTheLaunchersQueue) {
+  Workdir dir;
+  write_slow_launcher(dir, "1m");
+  const auto run = run_ranktest(dir, {"run", "--filter", "Ranks.SeeTheEnvironmentContract"});
+  // Three seconds queued, a 2 s timeout: still a pass.
+  const auto finished = run.finished();
+  const auto& r = result_of(finished, "fixture_ranks::Ranks.SeeTheEnvironmentContract");
+  EXPECT_EQ(r["outcome"], "passed") << r.dump(2) << run.out;
+  EXPECT_GT(r["duration_ms"].get<double>(), 3000) << r.dump(2);
+}
+
+TEST(Launchers, ALauncherThatStartsNoRankWithinStartTimeoutTimesOutSayingSo) {
+  Workdir dir;
+  write_slow_launcher(dir, "1s");
+  const auto run = run_ranktest(dir, {"run", "--filter", "Ranks.SeeTheEnvironmentContract"});
+  EXPECT_EQ(run.exit_code, 1);
+  const auto finished = run.finished();
+  const auto& r = result_of(finished, "fixture_ranks::Ranks.SeeTheEnvironmentContract");
+  EXPECT_EQ(r["outcome"], "timed-out") << r.dump(2);
+  EXPECT_EQ(r["reason"],
+            "no rank started within 1s ([mpirun] start-timeout): queued-mpirun was still "
+            "waiting, for resources or a node")
+      << r.dump(2);
+  // With what the launcher said, and no stacks (nothing of the test ran).
+  ASSERT_EQ(r["failures"].size(), 1u) << r.dump(2);
+  EXPECT_EQ(r["failures"][0]["message"],
+            "queued-mpirun said:\nqueued and waiting for resources\n");
+  EXPECT_EQ(r["ranks"][1]["reason"], "not started");
+  EXPECT_TRUE(!r.contains("stacks") || r["stacks"].empty()) << r.dump(2);
+  EXPECT_EQ(surviving_processes(run.run_dir()), std::vector<std::string>{});
+}
+
 // OpenMPI's refusals, from the real mpirun: the root cause's message is
 // the refusal's reason, and the hint says which [mpirun] args to add.
 struct Refusal {
