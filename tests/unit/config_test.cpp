@@ -85,6 +85,7 @@ args = ["--bind-to", "none"]
 
 [slurm]
 args = ["--partition=gpu"]
+start-timeout = "30m"
 
 [[source]]
 paths = ["a_test"]
@@ -102,6 +103,8 @@ nodes = 2
   EXPECT_EQ(config->mpirun.args, (std::vector<std::string>{"--bind-to", "none"}));
   EXPECT_EQ(config->slurm.command, "srun");  // the default
   EXPECT_EQ(config->slurm.args, std::vector<std::string>{"--partition=gpu"});
+  EXPECT_EQ(config->slurm.start_timeout, std::chrono::minutes(30));
+  EXPECT_EQ(config->mpirun.start_timeout, std::chrono::minutes(10));  // the default
   EXPECT_EQ(config->sources[0].launcher, Launcher::slurm);
   EXPECT_EQ(config->overrides[0].settings.launcher, Launcher::local);
   EXPECT_EQ(config->overrides[0].settings.nodes, 2);
@@ -218,7 +221,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "\"mpirun\" or \"slurm\", not a string"},
         BadConfig{"[slurm]\nhostfile = \"hosts\"\n",
                   "ranktest.toml:2:1: unknown key 'hostfile' in [slurm]; known keys are: "
-                  "command, args (see docs/configuration.md)"},
+                  "command, args, start-timeout (see docs/configuration.md)"},
         BadConfig{"[mpirun]\ncommand = \"\"\n",
                   "ranktest.toml:2:11: key 'command' in [mpirun] must be the launcher's name "
                   "or path, e.g. \"mpirun\", not a string"},
@@ -262,6 +265,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"source = 3\n",
                   "ranktest.toml:1:10: key 'source' must be an array of tables, "
                   "written [[source]], not an integer"},
+        BadConfig{"[slurm]\nstart-timeout = false\n",
+                  "ranktest.toml:2:17: key 'start-timeout' in [slurm] must be a duration above 0: "
+                  "a number of seconds or a string such as \"90s\", \"5m\", \"250ms\", at most "
+                  "30 days, not a boolean"},
         BadConfig{"timeout = true\n",
                   "ranktest.toml:1:11: key 'timeout' must be a duration above 0: a number of "
                   "seconds or a string such as \"90s\", \"5m\", \"250ms\", at most 30 days, "
