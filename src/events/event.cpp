@@ -9,7 +9,7 @@
 
 namespace ranktest::events {
 
-using Json = nlohmann::ordered_json;
+using OrderedJson = nlohmann::ordered_json;
 
 void Counts::add(Outcome outcome) {
   switch (outcome) {
@@ -55,52 +55,52 @@ namespace {
 
 std::string utf8(std::string_view bytes) { return text::repair_utf8(bytes); }
 
-Json location_json(const std::optional<SourceLocation>& location) {
+OrderedJson location_json(const std::optional<SourceLocation>& location) {
   if (!location) return nullptr;
   return {{"file", utf8(location->file)}, {"line", location->line}};
 }
 
-Json test_json(const TestInfo& test) {
+OrderedJson test_json(const TestInfo& test) {
   return {{"id", utf8(test.id)},
           {"name", utf8(test.name)},
           {"source", utf8(test.source)},
           {"location", location_json(test.location)}};
 }
 
-Json placement_json(const Placement& placement) {
-  Json devices = Json::object();
+OrderedJson placement_json(const Placement& placement) {
+  OrderedJson devices = OrderedJson::object();
   for (const auto& [kind, ids] : placement.devices) devices[kind] = ids;
   return {{"slots", placement.slots},
           {"devices", devices},
-          {"port", placement.port ? Json(placement.port) : Json(nullptr)}};
+          {"port", placement.port ? OrderedJson(placement.port) : OrderedJson(nullptr)}};
 }
 
-Json exit_json(const std::optional<ProcessExit>& exit) {
+OrderedJson exit_json(const std::optional<ProcessExit>& exit) {
   if (!exit) return nullptr;
-  return {{"code", exit->signaled ? Json(nullptr) : Json(exit->code)},
-          {"signal", exit->signaled ? Json(exit->signal) : Json(nullptr)},
+  return {{"code", exit->signaled ? OrderedJson(nullptr) : OrderedJson(exit->code)},
+          {"signal", exit->signaled ? OrderedJson(exit->signal) : OrderedJson(nullptr)},
           {"core_dumped", exit->core_dumped}};
 }
 
-Json result_json(const TestResult& result) {
-  Json failures = Json::array();
+OrderedJson result_json(const TestResult& result) {
+  OrderedJson failures = OrderedJson::array();
   for (const auto& failure : result.failures)
     failures.push_back({{"location", location_json(failure.location)},
                         {"message", utf8(failure.text)}});
-  Json ranks = Json::array();
+  OrderedJson ranks = OrderedJson::array();
   for (const auto& rank : result.ranks)
     ranks.push_back({{"rank", rank.rank},
                      {"outcome", to_string(rank.outcome)},
                      {"reason", utf8(rank.reason)},
                      {"exit", exit_json(rank.exit)},
                      {"duration_ms", rank.duration.count()},
-                     {"log", rank.log_path.empty() ? Json(nullptr) : Json(utf8(rank.log_path))}});
+                     {"log", rank.log_path.empty() ? OrderedJson(nullptr) : OrderedJson(utf8(rank.log_path))}});
   std::vector<std::string> suspicious;
   for (const auto& line : result.suspicious) suspicious.push_back(utf8(line));
-  Json stacks = Json::array();
+  OrderedJson stacks = OrderedJson::array();
   for (const auto& stack : result.stacks)
     stacks.push_back({{"pid", stack.pid},
-                      {"rank", stack.rank >= 0 ? Json(stack.rank) : Json(nullptr)},
+                      {"rank", stack.rank >= 0 ? OrderedJson(stack.rank) : OrderedJson(nullptr)},
                       {"file", utf8(stack.path)},
                       {"summary", utf8(stack.summary)}});
   return {{"outcome", to_string(result.outcome)},
@@ -109,23 +109,23 @@ Json result_json(const TestResult& result) {
           {"exit", exit_json(result.exit)},
           {"duration_ms", result.duration.count()},
           {"output_excerpt", utf8(result.output_excerpt)},
-          {"root_cause_rank", result.root_cause_rank >= 0 ? Json(result.root_cause_rank)
-                                                          : Json(nullptr)},
+          {"root_cause_rank", result.root_cause_rank >= 0 ? OrderedJson(result.root_cause_rank)
+                                                          : OrderedJson(nullptr)},
           {"ranks", ranks},
           {"stacks", stacks},
-          {"suspicious", result.suspicious.empty() ? Json::array() : Json(suspicious)},
+          {"suspicious", result.suspicious.empty() ? OrderedJson::array() : OrderedJson(suspicious)},
           {"hints", [&] {
-             Json hints = Json::array();
+             OrderedJson hints = OrderedJson::array();
              for (const auto& hint : result.hints)
                hints.push_back({{"match", utf8(hint.match)},
                                 {"explanation", utf8(hint.explanation)},
                                 {"fix", utf8(hint.fix)}});
              return hints;
            }()},
-          {"peak_memory_bytes", result.peak_memory ? Json(*result.peak_memory) : Json(nullptr)},
-          {"peak_processes", result.peak_processes ? Json(*result.peak_processes) : Json(nullptr)},
-          {"log", result.log_path.empty() ? Json(nullptr)
-                                          : Json(utf8(result.log_path))}};
+          {"peak_memory_bytes", result.peak_memory ? OrderedJson(*result.peak_memory) : OrderedJson(nullptr)},
+          {"peak_processes", result.peak_processes ? OrderedJson(*result.peak_processes) : OrderedJson(nullptr)},
+          {"log", result.log_path.empty() ? OrderedJson(nullptr)
+                                          : OrderedJson(utf8(result.log_path))}};
 }
 
 }  // namespace
@@ -141,10 +141,10 @@ std::string_view kind_name(const Event& event) {
       event);
 }
 
-Json to_json(const Event& event) {
-  Json body = std::visit(
+OrderedJson to_json(const Event& event) {
+  OrderedJson body = std::visit(
       Overloaded{
-          [](const RunStarted& e) -> Json {
+          [](const RunStarted& e) -> OrderedJson {
             return {{"run_id", e.run_id},
                     {"time", format_time(e.time)},
                     {"schema_version", kSchemaVersion},
@@ -157,35 +157,35 @@ Json to_json(const Event& event) {
                     {"isolation", utf8(e.isolation)},
                     {"flaky", e.flaky_fails ? "fail" : "pass"},
                     {"planned", [&] {
-                       Json planned = Json::array();
+                       OrderedJson planned = OrderedJson::array();
                        for (const auto& test : e.planned) planned.push_back(test_json(test));
                        return planned;
                      }()},
                     {"network_isolated", [&] {
-                       Json ids = Json::array();
+                       OrderedJson ids = OrderedJson::array();
                        for (const auto& id : e.network_isolated) ids.push_back(utf8(id));
                        return ids;
                      }()}};
           },
-          [](const RunWarning& e) -> Json {
+          [](const RunWarning& e) -> OrderedJson {
             return {{"run_id", e.run_id}, {"time", format_time(e.time)},
                     {"message", utf8(e.message)}};
           },
-          [](const TestStarted& e) -> Json {
+          [](const TestStarted& e) -> OrderedJson {
             return {{"run_id", e.run_id},
                     {"time", format_time(e.time)},
                     {"test", test_json(e.test)},
                     {"attempt", e.attempt},
                     {"placement", placement_json(e.placement)}};
           },
-          [](const TestSlow& e) -> Json {
+          [](const TestSlow& e) -> OrderedJson {
             return {{"run_id", e.run_id},
                     {"time", format_time(e.time)},
                     {"test", test_json(e.test)},
                     {"attempt", e.attempt},
                     {"elapsed_ms", e.elapsed.count()}};
           },
-          [](const TestFinished& e) -> Json {
+          [](const TestFinished& e) -> OrderedJson {
             return {{"run_id", e.run_id},
                     {"time", format_time(e.time)},
                     {"test", test_json(e.test)},
@@ -197,7 +197,7 @@ Json to_json(const Event& event) {
                     {"forked", e.forked},
                     {"result", result_json(e.result)}};
           },
-          [](const RunFinished& e) -> Json {
+          [](const RunFinished& e) -> OrderedJson {
             return {{"run_id", e.run_id},
                     {"time", format_time(e.time)},
                     {"counts",
@@ -214,7 +214,7 @@ Json to_json(const Event& event) {
                     {"runner_cpu_ms", e.runner_cpu.count()}};
           }},
       event);
-  Json json = {{"event", kind_name(event)}};
+  OrderedJson json = {{"event", kind_name(event)}};
   json.update(body);
   return json;
 }

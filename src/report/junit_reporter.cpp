@@ -17,7 +17,7 @@ namespace {
 // stays in the run folder.
 constexpr std::size_t kMaxOutputBytes = 256 * 1024;
 
-std::string seconds(std::chrono::milliseconds duration) {
+std::string time_attribute(std::chrono::milliseconds duration) {
   return fmt::format("{:.3f}", duration.count() / 1000.0);
 }
 
@@ -167,7 +167,7 @@ struct Tally {
     node.append_attribute("failures") = failures;
     node.append_attribute("errors") = errors;
     node.append_attribute("skipped") = skipped;
-    node.append_attribute("time") = seconds(time).c_str();
+    node.append_attribute("time") = time_attribute(time).c_str();
   }
 };
 
@@ -230,7 +230,7 @@ void JunitReporter::on(const events::RunFinished& event) {
           xml(dot == std::string::npos ? name : name.substr(dot + 1)).c_str();
       testcase.append_attribute("classname") =
           xml(dot == std::string::npos ? source : name.substr(0, dot)).c_str();
-      testcase.append_attribute("time") = seconds(finished->result.duration).c_str();
+      testcase.append_attribute("time") = time_attribute(finished->result.duration).c_str();
       if (finished->test.location) {
         testcase.append_attribute("file") = xml(finished->test.location->file).c_str();
         testcase.append_attribute("line") = finished->test.location->line;
@@ -242,7 +242,7 @@ void JunitReporter::on(const events::RunFinished& event) {
     }
   }
   all.write(root);
-  root.attribute("time") = seconds(event.duration).c_str();
+  root.attribute("time") = time_attribute(event.duration).c_str();
 
   std::error_code ignored;
   if (path_.has_parent_path())
