@@ -10,6 +10,7 @@
 #include "app/prepare.h"
 #include "config/duration.h"
 #include "events/previous_durations.h"
+#include "schedule/device_inventory.h"
 #include "text/sanitize.h"
 
 namespace ranktest::app {
@@ -66,6 +67,16 @@ int list_command(const CommandLine& cli) {
   std::vector<const TestCase*> selected;
   for (const auto& test : std::get<std::vector<TestCase>>(discovered))
     if (select::selection_matches(cli.selection, test)) selected.push_back(&test);
+  // A test's settings as `run` would give them: CTest's resource groups
+  // take devices of this machine's inventory.
+  const auto capacity = schedule::device_counts(
+      schedule::merge_inventory(config.devices, schedule::detect_devices("/dev")));
+  std::map<std::string, std::vector<std::string>> absent;  // said by `run`, not here
+  const auto settings_of = [&](const TestCase& test) {
+    auto settings = select::resolve_settings(config, test);
+    select::add_resource_group_devices(test, capacity, settings, absent);
+    return settings;
+  };
 
   if (cli.list_format == ListFormat::json) {
     // {"tests": [...]} written a test at a time, as one document indented
@@ -74,7 +85,7 @@ int list_command(const CommandLine& cli) {
     std::string separator = "\n    ";
     fmt::print("{{\n  \"tests\": [");
     for (const auto* test : selected) {
-      auto text = test_json(*test, select::resolve_settings(config, *test)).dump(2);
+      auto text = test_json(*test, settings_of(*test)).dump(2);
       for (auto at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 5))
         text.insert(at + 1, "    ");
       fmt::print("{}{}", separator, text);
@@ -85,7 +96,7 @@ int list_command(const CommandLine& cli) {
   }
   std::size_t skipped = 0;
   for (const auto* test : selected) {
-    const auto settings = select::resolve_settings(config, *test);
+    const auto settings = settings_of(*test);
     std::vector<std::string> notes;
     if (test->skip_reason) {
       notes.push_back(fmt::format("skipped: {}", *test->skip_reason));

@@ -89,28 +89,14 @@ ResolvedSettings resolve_settings(const config::Config& config,
   return settings;
 }
 
-namespace {
-
-// Why `settings` can never be satisfied here, or nothing.
-std::optional<std::string> unsatisfiable(const ResolvedSettings& settings,
-                                         const std::map<std::string, int>& capacity) {
-  for (const auto& [kind, count] : settings.devices) {
-    const auto it = capacity.find(kind);
-    const int have = it == capacity.end() ? 0 : it->second;
-    if (count > have)
-      return fmt::format("needs {} {}, inventory has {}", count, kind, have);
-  }
-  return std::nullopt;
-}
-
 // CTest's RESOURCE_GROUPS become devices: a whole device of the type for
 // each requirement (never a share of one, whatever its slots), when the
 // inventory has that type and no [[override]] gave the test devices. A
 // type the inventory lacks is left out, as ctest leaves out every type
 // without --resource-spec-file, and named in `absent`.
-void give_resource_groups_devices(const TestCase& test, const std::map<std::string, int>& capacity,
-                                  ResolvedSettings& settings,
-                                  std::map<std::string, std::vector<std::string>>& absent) {
+void add_resource_group_devices(const TestCase& test, const std::map<std::string, int>& capacity,
+                                 ResolvedSettings& settings,
+                                 std::map<std::string, std::vector<std::string>>& absent) {
   const auto& groups = test.detail().resource_groups;
   if (groups.empty()) return;
   std::map<std::string, int> needs;
@@ -123,6 +109,20 @@ void give_resource_groups_devices(const TestCase& test, const std::map<std::stri
     }
   auto& devices = settings.launcher == Launcher::slurm ? settings.cluster_devices : settings.devices;
   if (devices.empty()) devices = std::move(needs);
+}
+
+namespace {
+
+// Why `settings` can never be satisfied here, or nothing.
+std::optional<std::string> unsatisfiable(const ResolvedSettings& settings,
+                                         const std::map<std::string, int>& capacity) {
+  for (const auto& [kind, count] : settings.devices) {
+    const auto it = capacity.find(kind);
+    const int have = it == capacity.end() ? 0 : it->second;
+    if (count > have)
+      return fmt::format("needs {} {}, inventory has {}", count, kind, have);
+  }
+  return std::nullopt;
 }
 
 std::string absent_resource_warning(const std::string& type, const std::vector<std::string>& tests) {
@@ -163,7 +163,7 @@ TestPlan plan_tests(std::vector<TestCase> tests,
       plan.to_skip.push_back(&test);
     } else {
       auto settings = resolve_settings(config, test);
-      give_resource_groups_devices(test, capacity, settings, absent_resources);
+      add_resource_group_devices(test, capacity, settings, absent_resources);
       if (auto why = unsatisfiable(settings, capacity))
         plan.cannot_run.push_back(NotRunnable{&test, *why});
       else

@@ -56,6 +56,13 @@ struct ResolvedSettings {
 ResolvedSettings resolve_settings(const config::Config& config,
                                   const TestCase& test);
 
+// CTest's RESOURCE_GROUPS as devices of the kinds `capacity` has, unless an
+// [[override]] gave the test devices; the types it lacks are added to
+// `absent` (type -> the ids of the tests that name it).
+void add_resource_group_devices(const TestCase& test, const std::map<std::string, int>& capacity,
+                                ResolvedSettings& settings,
+                                std::map<std::string, std::vector<std::string>>& absent);
+
 // A test that runs, and how. Points into its plan's tests; tests with the
 // same settings share them (a plan may hold 100,000 tests, and a copy of
 // each would be most of the plan's memory).

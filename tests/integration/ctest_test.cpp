@@ -113,6 +113,12 @@ TEST(Ctest, PropertiesBecomeSettings) {
   EXPECT_NE(run.out.find("ctest::tool.hangs  [timeout 1s]"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("ctest::gtest.Arithmetic.Adds  [label unit]"), std::string::npos)
       << run.out;
+  // Devices for RESOURCE_GROUPS only where [devices] has the type.
+  EXPECT_NE(run.out.find("ctest::tool.uses_two_gpus\n"), std::string::npos) << run.out;
+  Workdir with_gpus;
+  with_gpus.write("ranktest.toml", config_for(kBuild) + kTwoGpus);
+  const auto listed = run_ranktest(with_gpus, {"list", "--filter", "*uses_two_gpus"});
+  EXPECT_EQ(listed.out, "ctest::tool.uses_two_gpus  [gpus 2]\n") << listed.out << listed.err;
 }
 
 TEST(Ctest, AFolderCtestDoesNotKnowIsADiscoveryError) {
