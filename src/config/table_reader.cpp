@@ -49,12 +49,12 @@ Error TableReader::error_at(const toml::source_region& region, const std::string
 }
 
 std::optional<Error> TableReader::check_keys(const toml::table& table,
-                                             const std::vector<std::string>& known) const {
+                                             const std::vector<std::string>& known,
+                                             std::string_view docs) const {
   for (const auto& [key, node] : table) {
     if (std::find(known.begin(), known.end(), key.str()) != known.end()) continue;
-    return error_at(key.source(), fmt::format("unknown key '{}'{}; known keys are: {} "
-                                              "(see docs/configuration.md)",
-                                              key.str(), context_, join(known)));
+    return error_at(key.source(), fmt::format("unknown key '{}'{}; known keys are: {} (see {})",
+                                              key.str(), context_, join(known), docs));
   }
   return std::nullopt;
 }

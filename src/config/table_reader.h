@@ -23,9 +23,10 @@ class TableReader {
   const std::string& file() const { return file_; }
   Place place_of(const toml::source_region& region) const;
   Error error_at(const toml::source_region& region, const std::string& message) const;
-  // An error for the first key of `table` that is not in `known`.
-  std::optional<Error> check_keys(const toml::table& table,
-                                  const std::vector<std::string>& known) const;
+  // An error for the first key of `table` that is not in `known`, sending
+  // the reader to `docs`, where the table's keys are described.
+  std::optional<Error> check_keys(const toml::table& table, const std::vector<std::string>& known,
+                                  std::string_view docs = "docs/configuration.md") const;
   Error wrong_type(std::string_view key, const toml::node& node, std::string_view expected) const;
 
   // A duration from 0 (or above 0, when `positive`) to 30 days.

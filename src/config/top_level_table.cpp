@@ -16,7 +16,9 @@ std::optional<Error> read_launcher(const toml::node& node, Launcher launcher,
     return TableReader(file, "").wrong_type(name, node,
                                             fmt::format("a table, written [{}]", name));
   const TableReader reader(file, fmt::format(" in [{}]", name));
-  if (auto error = reader.check_keys(*table, KnownKeys::launcher_table(launcher))) return error;
+  if (auto error =
+          reader.check_keys(*table, KnownKeys::launcher_table(launcher), "docs/launchers.md"))
+    return error;
   if (const auto* command = table->get("command")) {
     if (!command->is_string() || command->value<std::string>()->empty())
       return reader.wrong_type("command", *command,

@@ -221,7 +221,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "\"mpirun\" or \"slurm\", not a string"},
         BadConfig{"[slurm]\nhostfile = \"hosts\"\n",
                   "ranktest.toml:2:1: unknown key 'hostfile' in [slurm]; known keys are: "
-                  "command, args, start-timeout (see docs/configuration.md)"},
+                  "command, args, start-timeout (see docs/launchers.md)"},
         BadConfig{"[mpirun]\ncommand = \"\"\n",
                   "ranktest.toml:2:11: key 'command' in [mpirun] must be the launcher's name "
                   "or path, e.g. \"mpirun\", not a string"},
