@@ -1,8 +1,8 @@
 // CTest: a test runs as the command CTest would run, in its working
 // directory with its environment (the test's TestSource holds all three);
 // its verdict is its exit, read with CTest's rules; the devices its
-// RESOURCE_GROUPS were granted are told as ctest tells them. No result file and no
-// fork server: the command may be anything.
+// RESOURCE_GROUPS were granted are told as ctest tells them. No result file
+// and no fork server: the command may be anything.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 

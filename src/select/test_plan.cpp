@@ -95,8 +95,8 @@ ResolvedSettings resolve_settings(const config::Config& config,
 // type the inventory lacks is left out, as ctest leaves out every type
 // without --resource-spec-file, and named in `absent`.
 void add_resource_group_devices(const TestCase& test, const std::map<std::string, int>& capacity,
-                                 ResolvedSettings& settings,
-                                 std::map<std::string, std::vector<std::string>>& absent) {
+                                ResolvedSettings& settings,
+                                std::map<std::string, std::vector<std::string>>& absent) {
   const auto& groups = test.detail().resource_groups;
   if (groups.empty()) return;
   std::map<std::string, int> needs;
