@@ -20,28 +20,8 @@ ranktest=$PWD/build/ranktest
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/project"
-cat > "$work/project/trivial_test.cpp" <<CPP
-#include <gtest/gtest.h>
-class Trivial : public ::testing::TestWithParam<int> {};
-TEST_P(Trivial, Passes) { EXPECT_GE(GetParam(), 0); }
-INSTANTIATE_TEST_SUITE_P(Many, Trivial, ::testing::Range(0, $tests));
-CPP
-cat > "$work/project/CMakeLists.txt" <<'CMAKE'
-cmake_minimum_required(VERSION 3.25)
-project(launch_overhead CXX)
-find_package(GTest REQUIRED)
-enable_testing()
-add_executable(trivial_test trivial_test.cpp)
-target_link_libraries(trivial_test PRIVATE GTest::gtest_main)
-include(GoogleTest)
-gtest_discover_tests(trivial_test DISCOVERY_TIMEOUT 60)
-CMAKE
-echo "bench: building a binary with $tests tests (and registering them with ctest)" >&2
-cmake -S "$work/project" -B "$work/build" -DCMAKE_BUILD_TYPE=Release > "$work/cmake.log" 2>&1 ||
-  { cat "$work/cmake.log" >&2; exit 1; }
-cmake --build "$work/build" -j2 > "$work/build.log" 2>&1 || { cat "$work/build.log" >&2; exit 1; }
-binary=$work/build/trivial_test
+source bench/trivial_gtest.sh
+build_trivial_gtest "$work" "$tests"
 "$binary" --gtest_list_tests | awk '/^[^ ]/{suite=$1} /^  /{print suite $1}' > "$work/names"
 [[ $(wc -l < "$work/names") -eq $tests ]] || { echo "bench: listing gave the wrong count" >&2; exit 1; }
 
@@ -53,7 +33,6 @@ seconds() {  # runs "$@" and prints how long it took, failing if it failed
   awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f\n", b - a }'
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f\n", a / b }'; }
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 # The runner's own CPU per test (run-finished's runner_cpu_ms), last run.
 runner_cpu() {

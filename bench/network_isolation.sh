@@ -20,25 +20,8 @@ ranktest=$PWD/build/ranktest
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/project"
-cat > "$work/project/trivial_test.cpp" <<CPP
-#include <gtest/gtest.h>
-class Trivial : public ::testing::TestWithParam<int> {};
-TEST_P(Trivial, Passes) { EXPECT_GE(GetParam(), 0); }
-INSTANTIATE_TEST_SUITE_P(Many, Trivial, ::testing::Range(0, $tests));
-CPP
-cat > "$work/project/CMakeLists.txt" <<'CMAKE'
-cmake_minimum_required(VERSION 3.25)
-project(network_isolation CXX)
-find_package(GTest REQUIRED)
-add_executable(trivial_test trivial_test.cpp)
-target_link_libraries(trivial_test PRIVATE GTest::gtest_main)
-CMAKE
-echo "bench: building a binary with $tests tests" >&2
-cmake -S "$work/project" -B "$work/build" -DCMAKE_BUILD_TYPE=Release > "$work/cmake.log" 2>&1 ||
-  { cat "$work/cmake.log" >&2; exit 1; }
-cmake --build "$work/build" -j2 > "$work/build.log" 2>&1 || { cat "$work/build.log" >&2; exit 1; }
-binary=$work/build/trivial_test
+source bench/trivial_gtest.sh
+build_trivial_gtest "$work" "$tests"
 
 # Runs "$@" and prints its wall time and the CPU time (user + system) of
 # ranktest and every process it reaped (tests, fork servers), in seconds;
@@ -54,7 +37,6 @@ measure() {
   awk -v a="$start" -v b="$end" -v u="$usage" 'BEGIN {
     split(u, lines, "\n"); split(lines[2], t, /[ms ]+/); printf "%.3f %.3f\n", b - a, t[1] * 60 + t[2] + t[3] * 60 + t[4] }'
 }
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 # run MODE NETWORK: the whole binary, every test passing, and (isolated)
 # every test said isolated by run-started.
