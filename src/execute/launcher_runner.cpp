@@ -134,7 +134,7 @@ void ProcessTestRunner::launcher_ended(RunningTest& running, Clock::time_point n
     never.outcome = running.interrupted ? Outcome::interrupted : Outcome::error;
     never.reason = fmt::format("not started: {} ended with {}", name,
                                process::describe(*launcher.exit()));
-    if (running.start_timed_out && !running.interrupted) {
+    if (running.start_timed_out() && !running.interrupted) {
       // Stopped at start-timeout, still waiting to start the ranks: the
       // first rank says why (with the launcher's last words), the others
       // only that they did not start.

@@ -146,12 +146,15 @@ class ProcessTestRunner final : public schedule::TestRunner {
     Clock::time_point next_poll;
     // Until its first rank starts, a launched test's deadline is the
     // launcher's start-timeout; from then on, its own timeout.
+    // (Set only before the timeout: a test timed out without it timed out
+    // waiting for the launcher, start_timed_out().)
     bool ranks_started = false;
-    bool start_timed_out = false;  // the launcher started no rank in time
     // asking_stacks: until when the Python ranks get to write theirs.
     Clock::time_point python_stacks_by;
 
     bool all_reaped() const;
+    // The launcher started no rank within its start-timeout.
+    bool start_timed_out() const { return launcher && timed_out && !ranks_started; }
     const process::ChildProcess* unreaped() const;  // any rank still unreaped
     bool stopping() const { return phase != Phase::running && phase != Phase::draining; }
     void enter(Phase next, Clock::time_point ends = Clock::time_point::max()) {

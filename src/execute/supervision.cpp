@@ -127,10 +127,9 @@ void ProcessTestRunner::advance(RunningTest& running, Clock::time_point now) {
         terminate(running, now);
       } else if (now >= running.deadline) {
         running.timed_out = true;
-        if (running.launcher && !running.ranks_started) {
-          // start-timeout: no rank runs yet, nothing to take stacks of; the
-          // launcher is stopped before it starts one.
-          running.start_timed_out = true;
+        if (running.start_timed_out()) {
+          // No rank runs yet, nothing to take stacks of; the launcher is
+          // stopped before it starts one.
           signal_test(running, SIGTERM);
           running.enter(Phase::terminating_launcher, now + options_.grace_period);
         } else if (running.interrupted) terminate(running, now);
