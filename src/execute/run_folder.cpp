@@ -2,8 +2,10 @@
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <random>
 
 namespace ranktest::execute {
@@ -69,8 +71,14 @@ Expected<RunFolder> RunFolder::create(const std::filesystem::path& state_dir,
 
 Expected<std::filesystem::path> RunFolder::attempt_folder(
     std::string_view test_id, int attempt) const {
-  const auto folder = path_ / "tests" / safe_file_name(test_id) /
-                      fmt::format("attempt-{}", attempt);
+  const auto test_folder = path_ / "tests" / safe_file_name(test_id);
+  const auto folder = test_folder / fmt::format("attempt-{}", attempt);
+  // Two mkdirs where tests/ exists (the usual case, once per test):
+  // create_directories would look at every level first.
+  const auto made = [](const std::filesystem::path& path) {
+    return ::mkdir(path.c_str(), 0777) == 0 || errno == EEXIST;
+  };
+  if (made(test_folder) && made(folder)) return folder;
   std::error_code error;
   std::filesystem::create_directories(folder, error);
   if (error)

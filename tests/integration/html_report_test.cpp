@@ -71,7 +71,9 @@ TEST_F(HtmlReport, OpensInChromiumWithTimelineLogsAndEscapedNames) {
   EXPECT_EQ(shown.size(), journal.size());
   for (const auto& [id, outcome] : journal) {
     // The page shows invalid UTF-8 as \xNN, as the journal has it.
-    if (shown.count(id)) EXPECT_EQ(shown[id], outcome) << id;
+    if (shown.count(id)) {
+      EXPECT_EQ(shown[id], outcome) << id;
+    }
   }
   const auto end = run.events().back();
   EXPECT_EQ(facts["counts"]["passed"], end["counts"]["passed"]);
