@@ -34,19 +34,26 @@ seconds() {  # runs "$@" and prints how long it took, failing if it failed
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f\n", a / b }'; }
 
+# Each ranktest run gets a state folder of its own, and none is deleted
+# before the end: deleting a run's thousands of files just before the next
+# run makes creating files slow on an ext4 without a journal (it probes
+# every inode freed in the last minutes before reusing one), which would
+# measure the disk, not the runner; ctest writes no file per test.
+state=
+new_state() { state=$(mktemp -d "$work/state.XXXX"); }
 # The runner's own CPU per test (run-finished's runner_cpu_ms), last run.
 runner_cpu() {
-  grep -o '"runner_cpu_ms":[0-9]*' "$work/state/runs/latest/events.jsonl" | cut -d: -f2
+  grep -o '"runner_cpu_ms":[0-9]*' "$state/runs/latest/events.jsonl" | cut -d: -f2
 }
 run_ranktest() {
-  rm -rf "$work/state"
-  "$ranktest" run -j2 --state-dir "$work/state" "$binary"
+  new_state
+  "$ranktest" run -j2 --state-dir "$state" "$binary"
   runner_cpu > "$work/cpu.plain"
 }
 run_forkserver() {
-  rm -rf "$work/state"
+  new_state
   printf '[[source]]\npaths = ["%s"]\nmode = "fork-server"\n' "$binary" > "$work/forkserver.toml"
-  "$ranktest" run -j2 --state-dir "$work/state" --config "$work/forkserver.toml"
+  "$ranktest" run -j2 --state-dir "$state" --config "$work/forkserver.toml"
   runner_cpu > "$work/cpu.forkserver"
   # Every test forked, none fell back to a fresh process.
   ! grep -q "cannot fork tests" "$work/last.log" 2>/dev/null
@@ -55,9 +62,9 @@ run_ctest() { (cd "$work/build" && ctest -j2 --output-on-failure); }
 # The same CTest project as a kind = "ctest" source: the commands ctest
 # would run, listed by ctest itself, under ranktest's supervision.
 run_ctestsource() {
-  rm -rf "$work/state"
+  new_state
   printf '[[source]]\nkind = "ctest"\npaths = ["%s"]\n' "$work/build" > "$work/ctest.toml"
-  "$ranktest" run -j2 --state-dir "$work/state" --config "$work/ctest.toml"
+  "$ranktest" run -j2 --state-dir "$state" --config "$work/ctest.toml"
 }
 run_floor() { xargs -P2 -I{} "$binary" --gtest_filter={} < "$work/names"; }
 
