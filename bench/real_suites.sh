@@ -5,6 +5,8 @@
 #           run in-process one after another, against ranktest -j2 with every
 #           test isolated in a forked process (mode = "fork-server"); and
 #           ranktest's listing of them, cold and again with nothing changed.
+#           torch's test_api too where TORCH_TEST_API names a build of it
+#           (Debian does not ship it).
 #   numpy   numpy's installed linalg and lib tests (python3-numpy): pytest -n 2
 #           (xdist, no isolation), against ranktest -j2 with the default fork
 #           server and, for linalg, plain mode (a fresh interpreter per test).
@@ -63,6 +65,23 @@ if [[ $what == torch || $what == all ]]; then
     echo "torch: listing cold ${cold} s, again unchanged ${warm} s (goal <= 3 s)"
     first=$(echo "$cold + $run" | bc)
     echo "torch: a first run, listing cold: ${first} s = $(ratio "$first" "$in_process")x in-process"
+  fi
+fi
+
+# torch's test_api (the C++ frontend's tests): not in Debian's
+# libtorch-test, so measured only where TORCH_TEST_API names a build of it.
+if [[ $what == torch || $what == all ]]; then
+  test_api=${TORCH_TEST_API:-}
+  if [[ -z $test_api || ! -x $test_api ]]; then
+    echo "torch test_api: SKIP (Debian's libtorch-test does not ship it; set TORCH_TEST_API=/path/to/test_api)"
+  else
+    folder=$scratch/test_api
+    mkdir -p "$folder"
+    printf '[[source]]\npaths = ["%s"]\nmode = "fork-server"\n' "$test_api" > "$folder/ranktest.toml"
+    "$ranktest" list --config "$folder/ranktest.toml" >/dev/null 2>&1 || true  # listing cached
+    in_process=$(seconds "$test_api")
+    run=$(seconds "$ranktest" run -j2 --config "$folder/ranktest.toml" --status-level none)
+    echo "torch test_api: in-process ${in_process} s; ranktest -j2 fork server ${run} s = $(ratio "$run" "$in_process")x in-process (goal <= 1.5x)"
   fi
 fi
 
