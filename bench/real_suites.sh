@@ -53,7 +53,9 @@ if [[ $what == torch || $what == all ]]; then
       echo ']'
       echo 'mode = "fork-server"'
     } > "$folder/ranktest.toml"
-    in_process=$(seconds bash -c 'for b in "$@"; do "$b"; done' _ "${binaries[@]}")
+    # In the scratch folder: some of them write files where they run
+    # (a serialization test leaves output.zip).
+    in_process=$(cd "$folder" && seconds bash -c 'for b in "$@"; do "$b"; done' _ "${binaries[@]}")
     cold=$(seconds "$ranktest" list --config "$folder/ranktest.toml")
     warm=$(seconds "$ranktest" list --config "$folder/ranktest.toml")
     run=$(seconds "$ranktest" run -j2 --config "$folder/ranktest.toml" --status-level none)
@@ -79,7 +81,7 @@ if [[ $what == torch || $what == all ]]; then
     mkdir -p "$folder"
     printf '[[source]]\npaths = ["%s"]\nmode = "fork-server"\n' "$test_api" > "$folder/ranktest.toml"
     "$ranktest" list --config "$folder/ranktest.toml" >/dev/null 2>&1 || true  # listing cached
-    in_process=$(seconds "$test_api")
+    in_process=$(cd "$folder" && seconds "$test_api")
     run=$(seconds "$ranktest" run -j2 --config "$folder/ranktest.toml" --status-level none)
     echo "torch test_api: in-process ${in_process} s; ranktest -j2 fork server ${run} s = $(ratio "$run" "$in_process")x in-process (goal <= 1.5x)"
   fi
