@@ -160,9 +160,14 @@ TestResult classify_pytest_test(const ProcessEnd& end,
                        : verdict->status == Status::xfailed ? Outcome::xfailed
                        : verdict->status == Status::xpassed ? Outcome::xpassed
                                                             : Outcome::passed;
-      if (verdict->status == Status::xfailed) result.reason = "xfail: " + verdict->reason;
-      else if (verdict->status == Status::xpassed) result.reason = "xpassed: " + verdict->reason;
-      else result.reason = verdict->reason;
+      // "xfail: <why>", or "xfail" alone for a marker without a reason
+      // (not "xfail: ", which every report would print with a dangling colon).
+      if (verdict->status == Status::xfailed || verdict->status == Status::xpassed) {
+        const std::string word = verdict->status == Status::xfailed ? "xfail" : "xpassed";
+        result.reason = verdict->reason.empty() ? word : word + ": " + verdict->reason;
+      } else {
+        result.reason = verdict->reason;
+      }
       // An xfail's traceback is expected; do not show it as a failure.
       result.failures.clear();
       return result;

@@ -54,6 +54,25 @@ TEST(PytestVerdict, AnImperativeXfailKeepsOnlyItsReason) {
   EXPECT_EQ(result.reason, "xfail: flaky on CI");
 }
 
+TEST(PytestVerdict, AnXfailWithoutAReasonSaysSoWithoutADanglingColon) {
+  const auto xfailed = read_pytest_verdict(
+      phases(R"({"when": "setup", "outcome": "passed"},
+                {"when": "call", "outcome": "skipped", "wasxfail": ""},
+                {"when": "teardown", "outcome": "passed"})"),
+      "t.py::test");
+  const auto result = classify_pytest_test(exited(0), xfailed);
+  EXPECT_EQ(result.outcome, Outcome::xfailed);
+  EXPECT_EQ(result.reason, "xfail");
+  const auto xpassed = read_pytest_verdict(
+      phases(R"({"when": "setup", "outcome": "passed"},
+                {"when": "call", "outcome": "passed", "wasxfail": ""},
+                {"when": "teardown", "outcome": "passed"})"),
+      "t.py::test");
+  const auto passed = classify_pytest_test(exited(0), xpassed);
+  EXPECT_EQ(passed.outcome, Outcome::xpassed);
+  EXPECT_EQ(passed.reason, "xpassed");
+}
+
 TEST(PytestVerdict, AReportAboutAnotherTestIsNoVerdict) {
   EXPECT_FALSE(read_pytest_verdict(phases(kPassed), "t.py::other"));
   EXPECT_FALSE(read_pytest_verdict("not json", "t.py::test"));
