@@ -104,9 +104,10 @@ TEST(FaultSuite, EachMisbehaviourHasItsOutcomeAndNothingSurvives) {
             run.run_dir().string() + "/*'", &escaped);
   EXPECT_EQ(escaped, "");
   EXPECT_EQ(surviving_processes(run.run_dir()), std::vector<std::string>{});
-  // The process that dropped its environment carries no marker: look for it by name.
+  // The process that dropped its environment carries no marker: look for it
+  // by its command line, which only that fixture uses.
   std::string sleepers;
-  shell("pgrep -x -f 'sleep 300' || true", &sleepers);
+  shell("pgrep -x -f 'sleep 313' || true", &sleepers);
   if (cgroups) {
     EXPECT_EQ(sleepers, "");
   }
