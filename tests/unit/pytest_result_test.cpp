@@ -14,6 +14,17 @@ const char* kPassed =
     R"({"when": "setup", "outcome": "passed"}, {"when": "call", "outcome": "passed"},
        {"when": "teardown", "outcome": "passed"})";
 
+// A test marked xfail whose call phase ended `call_outcome`, with pytest's
+// `wasxfail` text.
+std::optional<PytestVerdict> xfail_verdict(const std::string& call_outcome,
+                                           const std::string& wasxfail) {
+  return read_pytest_verdict(
+      phases(R"({"when": "setup", "outcome": "passed"}, {"when": "call", "outcome": ")" +
+             call_outcome + R"(", "wasxfail": ")" + wasxfail +
+             R"("}, {"when": "teardown", "outcome": "passed"})"),
+      "t.py::test");
+}
+
 ProcessEnd exited(int code) {
   ProcessExit exit;
   exit.code = code;
@@ -44,31 +55,17 @@ TEST(PytestVerdict, NoReportedResultIsNeverAPass) {
 }
 
 TEST(PytestVerdict, AnImperativeXfailKeepsOnlyItsReason) {
-  const auto verdict = read_pytest_verdict(
-      phases(R"({"when": "setup", "outcome": "passed"},
-                {"when": "call", "outcome": "skipped", "wasxfail": "reason: flaky on CI"},
-                {"when": "teardown", "outcome": "passed"})"),
-      "t.py::test");
-  const auto result = classify_pytest_test(exited(0), verdict);
+  const auto result =
+      classify_pytest_test(exited(0), xfail_verdict("skipped", "reason: flaky on CI"));
   EXPECT_EQ(result.outcome, Outcome::xfailed);
   EXPECT_EQ(result.reason, "xfail: flaky on CI");
 }
 
 TEST(PytestVerdict, AnXfailWithoutAReasonSaysSoWithoutADanglingColon) {
-  const auto xfailed = read_pytest_verdict(
-      phases(R"({"when": "setup", "outcome": "passed"},
-                {"when": "call", "outcome": "skipped", "wasxfail": ""},
-                {"when": "teardown", "outcome": "passed"})"),
-      "t.py::test");
-  const auto result = classify_pytest_test(exited(0), xfailed);
+  const auto result = classify_pytest_test(exited(0), xfail_verdict("skipped", ""));
   EXPECT_EQ(result.outcome, Outcome::xfailed);
   EXPECT_EQ(result.reason, "xfail");
-  const auto xpassed = read_pytest_verdict(
-      phases(R"({"when": "setup", "outcome": "passed"},
-                {"when": "call", "outcome": "passed", "wasxfail": ""},
-                {"when": "teardown", "outcome": "passed"})"),
-      "t.py::test");
-  const auto passed = classify_pytest_test(exited(0), xpassed);
+  const auto passed = classify_pytest_test(exited(0), xfail_verdict("passed", ""));
   EXPECT_EQ(passed.outcome, Outcome::xpassed);
   EXPECT_EQ(passed.reason, "xpassed");
 }
