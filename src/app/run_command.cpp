@@ -232,6 +232,8 @@ int run_command(const CommandLine& cli) {
   // A cgroup per test where the machine allows it; said once if a limit
   // the configuration asks for cannot be enforced here.
   const auto cgroups = process::CgroupTree::open();
+  // As many made ahead as tests may start at once.
+  cgroups->keep_spares(static_cast<std::size_t>(std::max(config.jobs, 1)));
   const auto wants = [&](auto member) {
     return std::any_of(plan.to_run.begin(), plan.to_run.end(),
                        [&](const auto& test) { return ((*test.settings).*member).has_value(); });

@@ -275,6 +275,9 @@ schedule::RunnerWakeup ProcessTestRunner::wait(
     reap();
     if (!finished_.empty() || !slow_.empty() || wakeup.interrupt_signal) break;
     if (wake_by && Clock::now() >= *wake_by) break;
+    // Nothing to do until a test ends: the cgroups' housekeeping now, off
+    // the path from one test's end to the next one's start.
+    if (options_.cgroups) options_.cgroups->tidy();
     const auto event =
         signals_.wait_until(wake_by ? std::min(*wake_by, next_deadline()) : next_deadline(),
                             starting_server_descriptors());

@@ -42,10 +42,8 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
                 });
   result.duration =
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - running.started);
-  if (options_.cgroups) {
-    options_.cgroups->remove_later(std::move(running.cgroup));
-    options_.cgroups->collect_garbage();
-  }
+  // Removed while the runner next waits, not before the next test starts.
+  if (options_.cgroups) options_.cgroups->remove_later(std::move(running.cgroup));
   schedule::Finished finished{running.assignment, std::move(result)};
   finished.forked = running.forked;
   return finished;

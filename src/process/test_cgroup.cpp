@@ -251,6 +251,8 @@ std::unique_ptr<CgroupTree> CgroupTree::open() {
 
 CgroupTree::~CgroupTree() {
   for (auto& cgroup : to_remove_) cgroup.reset();
+  for (const auto& spare : spares_)
+    for (const auto& dir : spare) ::rmdir(dir.c_str());
   for (const auto& hierarchy : hierarchies_) {
     kill_tree(hierarchy, hierarchy.base);
     for (int wait = 0; wait < 100 && !remove_tree(hierarchy.base); ++wait)
@@ -268,33 +270,61 @@ bool CgroupTree::limits_memory() const {
                      [](const auto& h) { return h.memory; });
 }
 
-std::unique_ptr<TestCgroup> CgroupTree::create(const CgroupLimits& limits) {
-  if (hierarchies_.empty()) return nullptr;
+std::vector<fs::path> CgroupTree::make_folders() {
   const auto name = fmt::format("test-{}", next_id_++);
   std::vector<fs::path> dirs;
   for (const auto& hierarchy : hierarchies_) {
     const auto dir = hierarchy.base / name;
     if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
       for (const auto& made : dirs) ::rmdir(made.c_str());
-      return nullptr;
+      return {};
     }
     dirs.push_back(dir);
+  }
+  return dirs;
+}
+
+std::unique_ptr<TestCgroup> CgroupTree::create(const CgroupLimits& limits) {
+  if (hierarchies_.empty()) return nullptr;
+  std::vector<fs::path> dirs;
+  if (!spares_.empty()) {
+    dirs = std::move(spares_.back());
+    spares_.pop_back();
+  } else {
+    dirs = make_folders();
+    if (dirs.empty()) return nullptr;
+  }
+  for (std::size_t i = 0; i < dirs.size(); ++i) {
+    const auto& hierarchy = hierarchies_[i];
     if (hierarchy.pids && limits.max_processes)
-      write_small(dir / "pids.max", std::to_string(*limits.max_processes));
+      write_small(dirs[i] / "pids.max", std::to_string(*limits.max_processes));
     if (hierarchy.memory && limits.max_memory) {
       const auto bytes = std::to_string(*limits.max_memory);
-      write_small(dir / (hierarchy.version == 2 ? "memory.max" : "memory.limit_in_bytes"), bytes);
+      write_small(dirs[i] / (hierarchy.version == 2 ? "memory.max" : "memory.limit_in_bytes"),
+                  bytes);
     }
   }
   return std::unique_ptr<TestCgroup>(new TestCgroup(hierarchies_, std::move(dirs), limits));
 }
 
 void CgroupTree::remove_later(std::unique_ptr<TestCgroup> cgroup) {
-  if (cgroup && !cgroup->remove()) to_remove_.push_back(std::move(cgroup));
+  if (!cgroup) return;
+  to_remove_.push_back(std::move(cgroup));
+  // A runner that never waits (tests ending as fast as they start) must
+  // not pile them up.
+  if (to_remove_.size() > 64)
+    std::erase_if(to_remove_, [](const auto& waiting) { return waiting->remove(); });
 }
 
-void CgroupTree::collect_garbage() {
+void CgroupTree::keep_spares(std::size_t count) { spares_wanted_ = std::min<std::size_t>(count, 8); }
+
+void CgroupTree::tidy() {
   std::erase_if(to_remove_, [](const auto& cgroup) { return cgroup->remove(); });
+  while (!hierarchies_.empty() && spares_.size() < spares_wanted_) {
+    auto dirs = make_folders();
+    if (dirs.empty()) break;  // create() will say so when a test needs one
+    spares_.push_back(std::move(dirs));
+  }
 }
 
 TestCgroup::~TestCgroup() {

@@ -67,17 +67,33 @@ class CgroupTree {
   bool limits_processes() const;
   bool limits_memory() const;
 
-  // A new cgroup for one test, or nullptr when none could be made.
+  // A new cgroup for one test, or nullptr when none could be made: a spare
+  // made earlier by tidy() where there is one, else made now.
   std::unique_ptr<TestCgroup> create(const CgroupLimits& limits);
-  // Retries removing cgroups whose processes had not all gone yet.
-  void collect_garbage();
+  // A finished test's cgroup, removed by the next tidy() (or now, when many
+  // are waiting): its processes may still be leaving.
   void remove_later(std::unique_ptr<TestCgroup> cgroup);
+  // How many cgroups tidy() keeps made ahead of need (at most 8).
+  void keep_spares(std::size_t count);
+  // The runner's housekeeping while it would otherwise wait for its tests:
+  // removes finished tests' cgroups and makes spares. Making a cgroup is
+  // most of what starting a test costs the runner (a memory cgroup's folder
+  // holds dozens of control files), and its removal is most of a test's
+  // end; done here, neither delays the start of the next test. A spare is
+  // as fresh as one made at the start (no process was ever in it, so its
+  // peaks and counters are zero), unlike a reused cgroup.
+  void tidy();
 
  private:
   CgroupTree() = default;
+  // The folders of a new cgroup, one per hierarchy, without limits; empty
+  // when one could not be made.
+  std::vector<std::filesystem::path> make_folders();
   std::vector<CgroupHierarchy> hierarchies_;
   std::string description_;
   std::uint64_t next_id_ = 0;
+  std::size_t spares_wanted_ = 0;
+  std::vector<std::vector<std::filesystem::path>> spares_;
   std::vector<std::unique_ptr<TestCgroup>> to_remove_;
 };
 
