@@ -76,6 +76,90 @@ def _register_stack_dump():
 
 _collection_errors = []
 
+# What a collection depends on beyond the test files, recorded while
+# collecting for ranktest, which reuses a cached collection only while all
+# of it is unchanged: the files pytest, its plugins and the conftests
+# imported or read (the package under test, a data file a parametrize
+# reads), the folders on sys.path (a plugin installed there), and the
+# environment variables they looked at (a conftest that deselects tests
+# unless RUN_SLOW=1). The recording starts when this module is imported,
+# before any conftest, and ends with the collection.
+_read_files = set()
+_read_variables = set()
+_read_every_variable = False
+_unrecorded = None  # (open, the environment's class) to restore
+
+
+def _record_collection_inputs():
+    global _unrecorded
+    import builtins
+    import io
+
+    original_open = builtins.open
+    environ_class = type(os.environ)
+
+    def recording_open(file, mode="r", *args, **kwargs):
+        if isinstance(file, (str, bytes, os.PathLike)) and not any(c in mode for c in "wax"):
+            try:
+                _read_files.add(os.path.abspath(os.fsdecode(file)))
+            except (TypeError, ValueError):
+                pass
+        return original_open(file, mode, *args, **kwargs)
+
+    class RecordingEnviron(environ_class):
+        def __getitem__(self, key):
+            _read_variables.add(key)
+            return super().__getitem__(key)
+
+        def __contains__(self, key):
+            _read_variables.add(key)
+            return super().__contains__(key)
+
+        def __iter__(self):  # a copy of the whole environment depends on all of it
+            global _read_every_variable
+            _read_every_variable = True
+            return super().__iter__()
+
+    builtins.open = io.open = recording_open
+    os.environ.__class__ = RecordingEnviron
+    _unrecorded = (original_open, environ_class)
+
+
+def _stop_recording():
+    global _unrecorded
+    if _unrecorded is None:
+        return
+    import builtins
+    import io
+
+    builtins.open = io.open = _unrecorded[0]
+    os.environ.__class__ = _unrecorded[1]
+    _unrecorded = None
+
+
+def _collection_inputs():
+    files = set(_read_files)
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if isinstance(path, str):
+            files.add(os.path.abspath(path))
+    files.add(os.path.realpath(sys.executable))
+    # The machine's state, not the collection's inputs: never the same twice.
+    files = {f for f in files if not f.startswith(("/proc/", "/sys/", "/dev/"))}
+    # The working folder is on sys.path too, but what changes in it (a
+    # report, ranktest's state) is no new module: ranktest stamps the test
+    # files itself.
+    folders = {os.path.abspath(entry or ".") for entry in sys.path} - {os.getcwd()}
+    return {
+        "files": sorted(files),
+        "folders": sorted(f for f in folders if os.path.isdir(f)),
+        "variables": "*" if _read_every_variable else sorted(_read_variables),
+    }
+
+
+if os.environ.get("RANKTEST_COLLECT_OUT"):
+    _record_collection_inputs()
+
 
 def _marker_args(marker):
     def plain(value):
@@ -149,6 +233,7 @@ def pytest_collectreport(report):
 
 
 def pytest_collection_finish(session):
+    _stop_recording()
     out = os.environ.get("RANKTEST_COLLECT_OUT")
     if not out:
         return
@@ -158,6 +243,7 @@ def pytest_collection_finish(session):
         "tests": [_item_entry(item) for item in session.items],
         "errors": _collection_errors,
         "skipped": _skipped_collectors,
+        "inputs": _collection_inputs(),
     })
 
 

@@ -10,7 +10,9 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
+#include <sys/stat.h>
 
 #include "config/duration.h"
 #include "discover/python_with_pytest.h"
@@ -143,6 +145,57 @@ std::string collection_fingerprint(const config::SourceConfig& source,
   return fmt::format("{:016x}", hash);
 }
 
+std::string collection_inputs_stamp(const Json& inputs, const std::vector<std::string>& environment,
+                                    fs::file_time_type& newest) {
+  newest = fs::file_time_type::min();
+  std::string stamp_text;
+  const auto stamp_path = [&](const Json& entry, bool folder) {
+    if (!entry.is_string()) return;
+    const auto path = entry.get<std::string>();
+    struct stat info {};
+    if (::stat(path.c_str(), &info) != 0) {
+      stamp_text += fmt::format("{} missing\n", path);
+      return;
+    }
+    stamp_text += fmt::format("{} {} {}.{}{}\n", path, folder ? 0 : info.st_size,
+                              info.st_mtim.tv_sec, info.st_mtim.tv_nsec, folder ? " dir" : "");
+    std::error_code error;
+    const auto time = fs::last_write_time(path, error);
+    if (!error) newest = std::max(newest, time);
+  };
+  if (!inputs.is_object()) return {};
+  for (const auto& file : inputs.value("files", Json::array())) stamp_path(file, false);
+  for (const auto& folder : inputs.value("folders", Json::array())) stamp_path(folder, true);
+
+  std::map<std::string, std::string> values;  // the collection's environment
+  for (const auto& entry : environment) {
+    const auto equals = entry.find('=');
+    values[entry.substr(0, equals)] = equals == std::string::npos ? "" : entry.substr(equals + 1);
+  }
+  // Never part of what was collected: ranktest's own (the collection's
+  // scratch file), and the shell's bookkeeping.
+  const auto volatile_name = [](const std::string& name) {
+    return name.starts_with("RANKTEST_") || name == "_" || name == "OLDPWD" || name == "PWD" ||
+           name == "SHLVL";
+  };
+  std::set<std::string> names;
+  const auto& read = inputs.contains("variables") ? inputs["variables"] : Json();
+  for (const auto& [name, value] : values)
+    if ((read == "*" || name.starts_with("PYTHON") || name.starts_with("PYTEST")) &&
+        !volatile_name(name))
+      names.insert(name);
+  if (read.is_array())
+    for (const auto& name : read)
+      if (name.is_string() && !volatile_name(name.get<std::string>()))
+        names.insert(name.get<std::string>());
+  for (const auto& name : names) {
+    const auto found = values.find(name);
+    stamp_text += found == values.end() ? fmt::format("{} unset\n", name)
+                                        : fmt::format("{}={}\n", name, found->second);
+  }
+  return fmt::format("{:016x}", fnv1a(stamp_text));
+}
+
 Expected<std::vector<TestCase>> parse_pytest_collection(std::string_view text,
                                                        const TestSource& like) {
   const auto json = Json::parse(text::repair_utf8(text), nullptr, false);
@@ -262,11 +315,18 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
     discovered.tests = std::move(*tests);
     return discovered;
   };
+  // The collection's environment, less its scratch file.
+  std::vector<std::pair<std::string, std::string>> env(source.env.begin(), source.env.end());
+  env.emplace_back("PYTHONPATH", framework::pytest_python_path(*plugin));
+  const auto environment = process::make_environment(env, {});
   if (use_cache) {
     const auto cached = Json::parse(text::read_file(cache_path), nullptr, false);
+    fs::file_time_type newest;
     if (!cached.is_discarded() && cached.is_object() &&
         cached.value("fingerprint", std::string()) == fingerprint &&
-        cached.contains("collection") && cached["collection"].is_string())
+        cached.contains("collection") && cached["collection"].is_string() &&
+        cached.contains("inputs") && cached.contains("inputs_stamp") &&
+        cached["inputs_stamp"] == collection_inputs_stamp(cached["inputs"], environment, newest))
       return finish(parse_pytest_collection(cached["collection"].get<std::string>(), like));
   }
 
@@ -280,12 +340,11 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
   request.argv.insert(request.argv.end(), {"--collect-only", "-q"});
   request.argv.insert(request.argv.end(), source.args.begin(), source.args.end());
   for (const auto& path : *paths) request.argv.push_back(fs::absolute(path).string());
-  std::vector<std::pair<std::string, std::string>> env(source.env.begin(), source.env.end());
-  env.emplace_back("PYTHONPATH", framework::pytest_python_path(*plugin));
   env.emplace_back("RANKTEST_COLLECT_OUT", out_path.string());
   request.environment = process::make_environment(env, {});
   request.working_directory = working_directory;
   request.stdout_path = log_path;
+  const auto collection_started = fs::file_time_type::clock::now();
 
   const auto list_timeout = source.list_timeout.value_or(config.list_timeout);
   auto run = process::run_to_completion(request, signals, list_timeout);
@@ -327,12 +386,24 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
   if (!(code == 0 || code == 5 || (code == 2 && errors)))
     return Error{fmt::format("{}: pytest failed while collecting (exit code {}); it printed:{}",
                              where, code, quote(output))};
-  // Cached only when nothing changed while pytest collected.
+  // Cached only when nothing changed while pytest collected (no file it
+  // read is newer than the collection's start), and only by a plugin that
+  // said what it read.
+  const auto parsed = Json::parse(text::repair_utf8(collection), nullptr, false);
+  const auto inputs =
+      parsed.is_object() && parsed.contains("inputs") ? parsed["inputs"] : Json();
+  fs::file_time_type newest;
+  const auto inputs_stamp = collection_inputs_stamp(inputs, environment, newest);
   std::error_code error;
-  if (collection_fingerprint(source, *paths, working_directory) == fingerprint &&
+  if (!inputs_stamp.empty() && newest < collection_started &&
+      collection_fingerprint(source, *paths, working_directory) == fingerprint &&
       (fs::create_directories(cache_path.parent_path(), error), !error)) {
     std::ofstream out(cache_path.string() + ".tmp", std::ios::binary | std::ios::trunc);
-    out << Json{{"fingerprint", fingerprint}, {"collection", text::repair_utf8(collection)}}.dump();
+    out << Json{{"fingerprint", fingerprint},
+                {"inputs", inputs},
+                {"inputs_stamp", inputs_stamp},
+                {"collection", text::repair_utf8(collection)}}
+               .dump();
     out.close();
     if (out) fs::rename(cache_path.string() + ".tmp", cache_path, error);
   }

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "config/config.h"
 #include "model/expected.h"
 #include "model/test_case.h"
@@ -24,7 +26,8 @@ struct DiscoveredPytest {
 // pytest, pytest failing before it collected anything) name the source and
 // quote what pytest printed.
 // A collection is cached in <state-dir>/pytest-collections/ and reused while
-// no file that can change it has changed (see collection_fingerprint);
+// nothing that can change it has changed (see collection_fingerprint and
+// collection_inputs_stamp);
 // `use_cache` false collects afresh (--recollect).
 Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& source,
                                                   const config::Config& config,
@@ -39,6 +42,17 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
 std::string collection_fingerprint(const config::SourceConfig& source,
                                    const std::vector<std::filesystem::path>& paths,
                                    const std::filesystem::path& working_directory);
+
+// What else a collection depended on, as the plugin recorded it while
+// collecting ("inputs": the files imported or read, the folders on
+// sys.path, the environment variables looked at): each file's size and
+// time, each folder's time, and the value in `environment` (the
+// collection's, "NAME=value") of each variable read and of every PYTHON*
+// and PYTEST* variable (Python and pytest read those before any conftest).
+// `newest`: the latest time among those files and folders.
+std::string collection_inputs_stamp(const nlohmann::json& inputs,
+                                    const std::vector<std::string>& environment,
+                                    std::filesystem::file_time_type& newest);
 
 // Reads the plugin's collection JSON. The tests of one file share a source:
 // `like`, labelled with the file.
