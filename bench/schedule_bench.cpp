@@ -86,7 +86,7 @@ milliseconds makespan(const std::vector<select::PlannedTest>& plan,
   SimulatedRunner runner(durations);
   Quiet observer;
   auto resources = pool(kDevices, kDevices);
-  schedule::run_schedule(plan, {false}, resources, runner, observer);
+  schedule::run_schedule(plan, {}, resources, runner, observer);
   return runner.now();
 }
 
@@ -170,7 +170,7 @@ int scale(int count) {
   SimulatedRunner runner(durations);
   Quiet observer;
   auto resources = pool(2, 0);
-  schedule::run_schedule(plan.to_run, {false}, resources, runner, observer);
+  schedule::run_schedule(plan.to_run, {}, resources, runner, observer);
   const auto seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   rusage usage{};

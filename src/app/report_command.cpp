@@ -55,7 +55,7 @@ int report_command(const CommandLine& cli, const std::filesystem::path& run_dir)
   for (const auto& event : run.events) dispatcher.dispatch(event);
   const auto& end = std::get<events::RunFinished>(run.events.back());
   if (!dispatcher.failures().empty()) return to_int(ExitCode::internal_error);
-  if (run.runner_died || end.counts.failed > 0) return to_int(ExitCode::tests_failed);
+  if (run.runner_died || end.counts.fail()) return to_int(ExitCode::tests_failed);
   return to_int(ExitCode::success);
 }
 
@@ -152,7 +152,7 @@ int merge_command(const CommandLine& cli, const std::vector<std::filesystem::pat
                "(e.g. {}); were the partitions of the same selection?\n",
                twice, twice == 1 ? "" : "s", example);
   int exit_code = to_int(ExitCode::success);
-  if (any_died || counts.failed > 0) exit_code = to_int(ExitCode::tests_failed);
+  if (any_died || counts.fail()) exit_code = to_int(ExitCode::tests_failed);
   else if (worst_exit != 0) exit_code = worst_exit;
   dispatcher.dispatch(events::RunFinished{
       merged.run_id, last_end, counts,

@@ -144,7 +144,7 @@ int exit_code_for(const events::Counts& counts,
                   const schedule::ScheduleResult& schedule,
                   const events::Dispatcher& dispatcher) {
   if (schedule.interrupt_signal) return kInterruptedBase + *schedule.interrupt_signal;
-  if (counts.failed > 0) return to_int(ExitCode::tests_failed);
+  if (counts.fail()) return to_int(ExitCode::tests_failed);
   if (!dispatcher.failures().empty()) return to_int(ExitCode::internal_error);
   return to_int(ExitCode::success);
 }
@@ -300,9 +300,10 @@ int run_command(const CommandLine& cli) {
             config.port_first + static_cast<int>(std::random_device{}() %
                                                  static_cast<unsigned>(config.port_last -
                                                                        config.port_first + 1))));
-    schedule = schedule::run_schedule(plan.to_run,
-                                      schedule::ScheduleOptions{config.fail_fast},
-                                      resources, runner, recorder);
+    schedule::ScheduleOptions options;
+    options.fail_fast = config.fail_fast;
+    options.order = select::run_order(plan);
+    schedule = schedule::run_schedule(plan.to_run, options, resources, runner, recorder);
   }
 
   const auto finished = Clock::now();

@@ -13,6 +13,7 @@
 #include "process/run_to_completion.h"
 #include "process/temporary_directory.h"
 #include "discover/quoted_output.h"
+#include "select/test_order.h"
 #include "text/file_tail.h"
 #include "text/sanitize.h"
 
@@ -100,6 +101,17 @@ std::optional<SourceLocation> location_of(const Json& test, const Json& graph) {
   return SourceLocation{files[file].get<std::string>(), node.value("line", 0)};
 }
 
+// "a -> b -> a" where the tests wait for one another in a circle.
+std::optional<std::string> waiting_circle(const std::vector<TestCase>& tests) {
+  std::vector<const TestCase*> pointers;
+  for (const auto& test : tests) pointers.push_back(&test);
+  const auto cycle = select::find_cycle(select::prerequisites_among(pointers));
+  if (!cycle) return std::nullopt;
+  std::string text;
+  for (const auto index : *cycle) text += tests[index].name + " waits for ";
+  return text + tests[cycle->front()].name;
+}
+
 }  // namespace
 
 Expected<DiscoveredCtest> parse_ctest_listing(std::string_view json, const std::string& label,
@@ -175,6 +187,16 @@ Expected<DiscoveredCtest> parse_ctest_listing(std::string_view json, const std::
         }
       } else if (name == "RESOURCE_GROUPS") {
         details->resource_groups = resource_groups(value);
+      } else if (name == "DEPENDS") {
+        details->depends = string_list(value);
+      } else if (name == "FIXTURES_SETUP") {
+        details->fixtures_setup = string_list(value);
+      } else if (name == "FIXTURES_CLEANUP") {
+        details->fixtures_cleanup = string_list(value);
+      } else if (name == "FIXTURES_REQUIRED") {
+        details->fixtures_required = string_list(value);
+      } else if (name == "RESOURCE_LOCK") {
+        details->resource_locks = string_list(value);
       } else if (name == "DISABLED") {
         if (truthy(value)) test.skip_reason = "disabled (CTest property DISABLED)";
       } else if (name == "PASS_REGULAR_EXPRESSION" || name == "FAIL_REGULAR_EXPRESSION") {
@@ -251,6 +273,11 @@ Expected<DiscoveredCtest> discover_ctest_source(const config::SourceConfig& sour
     const auto label = folder.filename().string();
     auto parsed = parse_ctest_listing(text::read_file(out_path), label, source);
     if (!parsed) return Error{fmt::format("{}: {}: {}", where, folder.string(), parsed.error().message)};
+    if (auto cycle = waiting_circle(parsed->tests))
+      return Error{fmt::format("{}: CTest tests in {} wait for one another in a circle ({}), "
+                               "through their DEPENDS and FIXTURES_* properties; ctest refuses "
+                               "them too: break the circle in the project's CMake files",
+                               where, folder.string(), *cycle)};
     if (parsed->tests.empty() && !source.allow_empty)
       return Error{fmt::format("{}: CTest knows no test in {}; if that is expected, set "
                                "allow-empty = true in this [[source]], else build the project "

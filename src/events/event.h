@@ -118,6 +118,10 @@ struct Counts {
   void add(Outcome outcome);
   // A test's verdict: nothing for an attempt that is retried.
   void add(const TestFinished& event, bool flaky_fails);
+  // Whether the run failed its tests: one failed, or one that was selected
+  // never ran (it needs devices the machine lacks, its fixture's setup
+  // failed, the run was cut short). A test not run is no pass.
+  bool fail() const { return failed > 0 || not_run > 0; }
 };
 
 struct RunFinished {

@@ -101,6 +101,16 @@ struct TestDetails {
   DeclaredSettings declared;
   ExitRules exit_rules;  // ctest tests only
   ResourceGroups resource_groups;  // ctest tests only
+  // ctest tests only: what orders this test among the others of its build
+  // folder. DEPENDS names tests that finish before it starts; fixtures are
+  // CTest's FIXTURES_SETUP / _CLEANUP / _REQUIRED (a setup runs before, and
+  // must pass for, every test that requires its fixture; a cleanup runs
+  // after them all); RESOURCE_LOCK names what no two tests hold at once.
+  std::vector<std::string> depends;
+  std::vector<std::string> fixtures_setup;
+  std::vector<std::string> fixtures_cleanup;
+  std::vector<std::string> fixtures_required;
+  std::vector<std::string> resource_locks;
 };
 
 struct TestCase {

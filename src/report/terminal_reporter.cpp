@@ -48,6 +48,9 @@ std::string display_path(const std::string& file) {
 // its rerun command and every file report keep the whole name.
 constexpr std::size_t kNameColumn = 80;
 
+// How many of the tests not run for one reason the summary names.
+constexpr std::size_t kNotRunNamed = 3;
+
 // Characters, not bytes: what the terminal shows (names are made valid
 // UTF-8 by shown()).
 std::size_t characters(std::string_view text) {
@@ -213,9 +216,9 @@ void TerminalReporter::on(const events::TestFinished& event) {
   const std::string id = shown(event.test.id);
   if (result.outcome == Outcome::not_run) {
     auto it = std::find_if(not_run_reasons_.begin(), not_run_reasons_.end(),
-                           [&](const auto& entry) { return entry.first == result.reason; });
-    if (it == not_run_reasons_.end()) not_run_reasons_.emplace_back(result.reason, 1);
-    else ++it->second;
+                           [&](const auto& entry) { return entry.reason == result.reason; });
+    if (it == not_run_reasons_.end()) it = not_run_reasons_.insert(it, NotRun{result.reason, 0, {}});
+    if (++it->count <= kNotRunNamed) it->first_ids.push_back(in_name_column(id));
     return;
   }
   const std::string time =
@@ -441,14 +444,19 @@ void TerminalReporter::on(const events::RunFinished& event) {
     for (const auto& id : suspicious_)
       fmt::print(out_, "{} {}\n", label("SUSPECT", Tone::notice), in_name_column(id));
   }
-  for (const auto& [reason, count] : not_run_reasons_)
-    fmt::print(out_, "ranktest: {} test{} not run: {}\n", count, count == 1 ? "" : "s",
-               shown(reason));
+  for (const auto& entry : not_run_reasons_)
+    fmt::print(out_, "ranktest: {} test{} not run: {} ({}{})\n", entry.count,
+               entry.count == 1 ? "" : "s", shown(entry.reason), fmt::join(entry.first_ids, ", "),
+               entry.count > kNotRunNamed
+                   ? fmt::format(" and {} more", entry.count - kNotRunNamed)
+                   : "");
   for (const auto& [what, path] : options_.report_files)
     fmt::print(out_, "ranktest: {}: {}\n", what,
                shown(display_path(std::filesystem::path(path).lexically_normal().string())));
-  fmt::print(out_, "ranktest: {} passed, {} failed, {} skipped\n", counts.passed,
-             counts.failed, counts.skipped);
+  // Tests not run fail the run too: the last line says why it failed.
+  fmt::print(out_, "ranktest: {} passed, {} failed, {} skipped{}\n", counts.passed,
+             counts.failed, counts.skipped,
+             counts.not_run ? fmt::format(", {} not run", counts.not_run) : "");
 }
 
 }  // namespace ranktest::report

@@ -80,8 +80,14 @@ class TerminalReporter final : public events::Reporter {
   std::vector<NotPassed> flaky_;          // passed on a retry
   std::vector<NotPassed> fork_only_;      // failed forked, passed fresh
   bool flaky_fails_ = false;
-  // Why tests were not run, with how many, in the order first seen.
-  std::vector<std::pair<std::string, std::size_t>> not_run_reasons_;
+  // Why tests were not run, with how many and the first few of them, in
+  // the order first seen.
+  struct NotRun {
+    std::string reason;
+    std::size_t count = 0;
+    std::vector<std::string> first_ids;
+  };
+  std::vector<NotRun> not_run_reasons_;
 };
 
 // What the terminal on `out` gets: colours with --color always, or with auto

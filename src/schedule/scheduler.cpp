@@ -55,6 +55,60 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
   std::size_t running = 0;
   bool exclusive_running = false;
 
+  // Ordering (CTest's DEPENDS and fixtures): per test, how many of its
+  // prerequisites have not ended, the tests that wait for it, why it will
+  // never start, and whether it ended (last attempt, or not run).
+  const bool ordered = !options.order.empty();
+  std::vector<std::size_t> waiting;
+  std::vector<std::vector<std::pair<std::size_t, const select::Prerequisite*>>> waiters;
+  std::vector<std::string> blocked;
+  std::vector<bool> ended;
+  if (ordered) {
+    waiting.assign(plan.size(), 0);
+    waiters.resize(plan.size());
+    ended.assign(plan.size(), false);
+    blocked = options.order.blocked;
+    blocked.resize(plan.size());
+    const auto& before = options.order.before;
+    for (std::size_t test = 0; test < before.size(); ++test)
+      for (const auto& prerequisite : before[test]) {
+        ++waiting[test];
+        waiters[prerequisite.index].emplace_back(test, &prerequisite);
+      }
+  }
+  // A test ended for good: what waits for it may start, and what needed it
+  // to pass as a fixture's setup, when it did not, is not run (and so on,
+  // down the tests that wait for those).
+  const auto test_ended = [&](std::size_t index, Outcome outcome) {
+    if (!ordered) return;
+    std::vector<std::pair<std::size_t, Outcome>> work{{index, outcome}};
+    ended[index] = true;
+    while (!work.empty()) {
+      const auto [test, how] = work.back();
+      work.pop_back();
+      for (const auto& [waiter, prerequisite] : waiters[test]) {
+        --waiting[waiter];
+        if (ended[waiter]) continue;
+        if (prerequisite->must_pass && !ended_cleanly(how) && blocked[waiter].empty())
+          blocked[waiter] = fmt::format("the setup test {} of its fixture {} {}",
+                                        plan[test].test->id, prerequisite->fixture,
+                                        how == Outcome::not_run ? "did not run"
+                                                                : fmt::format("ended {}", to_string(how)));
+        if (blocked[waiter].empty()) continue;
+        ended[waiter] = true;
+        observer.test_not_run(plan[waiter], blocked[waiter]);
+        work.emplace_back(waiter, Outcome::not_run);
+      }
+    }
+  };
+  // Resource locks (CTest's RESOURCE_LOCK) held by running tests.
+  std::set<std::string> held_locks;
+  const auto locked = [&](std::size_t index) {
+    for (const auto& lock : plan[index].test->detail().resource_locks)
+      if (held_locks.count(lock)) return true;
+    return false;
+  };
+
   const auto cancel = [&](CancelReason reason) {
     result.cancel = std::max(result.cancel, reason);
   };
@@ -63,6 +117,7 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
     const auto& test = plan[index];
     if (exclusive_running) return false;
     if (test.settings->exclusive && running > 0) return false;
+    if (locked(index)) return false;
     ResourcePool::Shortage shortage;
     auto grant = resources.try_acquire(*test.settings, shortage);
     if (!grant) {
@@ -72,10 +127,12 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
         error.outcome = Outcome::error;
         error.reason = "no free port in the port range (see port-range)";
         observer.test_finished(test, Finished{Assignment{index, 0, {}}, error});
+        test_ended(index, error.outcome);
         return true;
       }
       return false;
     }
+    for (const auto& lock : test.test->detail().resource_locks) held_locks.insert(lock);
     const Assignment assignment{index, attempt, std::move(*grant), runs_fresh(index)};
     ++running;
     exclusive_running = test.settings->exclusive;
@@ -96,6 +153,15 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
     std::set<std::pair<int, std::map<std::string, int>>> did_not_fit;
     for (auto it = pending.begin(); it != pending.end();) {
       if (exclusive_running || resources.free_slots() == 0) return;
+      if (ordered && ended[*it]) {  // not run: a setup it needs failed
+        it = pending.erase(it);
+        continue;
+      }
+      // Waiting for a prerequisite or a lock says nothing of what fits.
+      if ((ordered && waiting[*it] > 0) || locked(*it)) {
+        ++it;
+        continue;
+      }
       const auto& settings = *plan[*it].settings;
       // An exclusive test waits for the others to finish and holds back
       // everything behind it meanwhile (they are all at the front).
@@ -113,6 +179,13 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
       }
     }
   };
+
+  if (ordered)
+    for (std::size_t index = 0; index < plan.size(); ++index)
+      if (!blocked[index].empty() && !ended[index]) {
+        observer.test_not_run(plan[index], blocked[index]);
+        test_ended(index, Outcome::not_run);
+      }
 
   for (;;) {
     if (result.cancel == CancelReason::none) start_what_fits();
@@ -140,6 +213,7 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
       resources.release(finished.assignment.grant);
       --running;
       const auto& test = plan[finished.assignment.test_index];
+      for (const auto& lock : test.test->detail().resource_locks) held_locks.erase(lock);
       if (test.settings->exclusive) exclusive_running = false;
       const bool failed = is_failure(finished.result.outcome);
       const auto index = finished.assignment.test_index;
@@ -192,6 +266,7 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
         retries.push_back({finished.assignment.test_index, finished.assignment.attempt + 1,
                            std::chrono::steady_clock::now() + test.settings->retry_delay});
       observer.test_finished(test, finished);
+      if (!finished.retrying) test_ended(index, finished.result.outcome);
       if (options.fail_fast && is_failure(finished.result.outcome) && !finished.retrying)
         cancel(CancelReason::fail_fast);
     }
@@ -202,12 +277,16 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
     }
   }
 
-  const std::string reason = result.cancel == CancelReason::interrupted
-                                 ? "the run was interrupted"
-                                 : "--fail-fast stopped the run";
+  const std::string reason = result.cancel == CancelReason::interrupted ? "the run was interrupted"
+                             : result.cancel == CancelReason::fail_fast
+                                 ? "--fail-fast stopped the run"
+                                 // Only a cycle of prerequisites, which
+                                 // discovery refuses, could leave one.
+                                 : "its prerequisites (DEPENDS, fixtures) never ended";
   for (const auto& retry : retries)
     observer.test_not_run(plan[retry.index], reason + " before its retry");
-  for (const auto index : pending) observer.test_not_run(plan[index], reason);
+  for (const auto index : pending)
+    if (!ordered || !ended[index]) observer.test_not_run(plan[index], reason);
   return result;
 }
 

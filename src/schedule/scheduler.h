@@ -10,6 +10,7 @@
 
 #include "model/outcome.h"
 #include "schedule/resources.h"
+#include "select/test_order.h"
 #include "select/test_plan.h"
 
 namespace ranktest::schedule {
@@ -90,6 +91,9 @@ enum class CancelReason { none, fail_fast, interrupted };
 
 struct ScheduleOptions {
   bool fail_fast = false;
+  // What must end before each test of the plan starts, and which tests can
+  // never start (CTest's DEPENDS and fixtures); empty: no test waits.
+  select::RunOrder order;
 };
 
 struct ScheduleResult {
@@ -100,9 +104,12 @@ struct ScheduleResult {
 // Starts each test once everything it needs is free, in this order:
 // exclusive tests first, one at a time with nothing beside them, then the
 // rest in plan order, a later test starting ahead of an earlier one that
-// does not fit yet. Every test is started, or reported not run, exactly once;
-// a test that fails is started again, up to its `retries`, each time after
-// its `retry_delay`, ahead of tests not started yet.
+// does not fit yet. A test waits for its prerequisites (options.order) to
+// end, and for its resource locks (CTest's RESOURCE_LOCK) to be free; one
+// whose fixture setup failed is reported not run. Every test is started,
+// or reported not run, exactly once; a test that fails is started again,
+// up to its `retries`, each time after its `retry_delay`, ahead of tests
+// not started yet.
 ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
                             const ScheduleOptions& options, ResourcePool& resources,
                             TestRunner& runner, ScheduleObserver& observer);

@@ -5,6 +5,8 @@
 #include <numeric>
 #include <set>
 
+#include "select/test_order.h"
+
 namespace ranktest::select {
 
 std::optional<Partition> parse_partition(std::string_view text) {
@@ -86,12 +88,21 @@ std::size_t keep_partition(std::vector<TestCase>& tests, const Selection& select
                            const Partition& partition,
                            const std::map<std::string, config::Duration>& expected) {
   std::vector<std::string> ids;
-  for (const auto& test : tests)
-    if (selection_matches(selection, test)) ids.push_back(test.id);
+  std::vector<std::size_t> positions;  // of ids in tests
+  for (std::size_t i = 0; i < tests.size(); ++i)
+    if (selection_matches(selection, tests[i])) {
+      ids.push_back(tests[i].id);
+      positions.push_back(i);
+    }
   const auto members = partition_members(ids, partition, expected);
+  // A partition that runs a test requiring a fixture runs the fixture's
+  // setup and cleanup tests too, whichever partition they hash to.
+  std::vector<bool> runs(tests.size(), false);
+  for (std::size_t k = 0; k < ids.size(); ++k) runs[positions[k]] = members[k];
+  add_fixture_tests(tests, runs);
   std::set<std::string> others;
-  for (std::size_t i = 0; i < ids.size(); ++i)
-    if (!members[i]) others.insert(ids[i]);
+  for (std::size_t k = 0; k < ids.size(); ++k)
+    if (!runs[positions[k]]) others.insert(ids[k]);
   std::erase_if(tests, [&](const TestCase& test) { return others.count(test.id) > 0; });
   return others.size();
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "select/test_order.h"
 #include "text/glob.h"
 
 namespace ranktest::select {
@@ -156,8 +157,15 @@ TestPlan plan_tests(std::vector<TestCase> tests,
     return distinct.back();
   };
   std::map<std::string, std::vector<std::string>> absent_resources;  // type -> tests
-  for (const auto& test : plan.tests) {
-    if (!selection_matches(selection, test)) {
+  // What the selection names, and the setup and cleanup tests of the
+  // fixtures those require (ctest adds them too).
+  std::vector<bool> selected(plan.tests.size());
+  for (std::size_t i = 0; i < plan.tests.size(); ++i)
+    selected[i] = selection_matches(selection, plan.tests[i]);
+  if (!selection.empty()) add_fixture_tests(plan.tests, selected);
+  for (std::size_t i = 0; i < plan.tests.size(); ++i) {
+    const auto& test = plan.tests[i];
+    if (!selected[i]) {
       ++plan.filtered_out;
     } else if (test.skip_reason) {
       plan.to_skip.push_back(&test);

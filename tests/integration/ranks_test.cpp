@@ -119,7 +119,10 @@ TEST(Ranks, TestsNeedingMissingDevicesAreNotRunAndSaySo) {
             "[[override]]\nfilter = \"Outcomes.Fails\"\ndevices = { tpu = 8 }\n");
   const auto run = run_ranktest(dir, {"run", "--filter", "Outcomes.Passes",
                                       "--filter", "Outcomes.Fails"});
-  EXPECT_EQ(run.exit_code, 0) << run.out;
+  // A selected test that cannot run is no pass: the run fails, and its
+  // last line says why.
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_TRUE(run.out.ends_with("ranktest: 1 passed, 0 failed, 0 skipped, 1 not run\n")) << run.out;
   const auto finished = run.finished();
   EXPECT_EQ(finished.at("fixture_outcomes::Outcomes.Fails")["result"]["outcome"], "not-run");
   EXPECT_EQ(finished.at("fixture_outcomes::Outcomes.Fails")["result"]["reason"],

@@ -77,13 +77,29 @@ TEST(CtestListing, VerdictRegexesAreRefusedNotIgnored) {
 }
 
 TEST(CtestListing, UnhonouredPropertiesAreSaidOnce) {
-  const auto found = parse(R"({"name": "DEPENDS", "value": ["other"]},
+  const auto found = parse(R"({"name": "ENVIRONMENT_MODIFICATION", "value": ["A=set:1"]},
                               {"name": "REQUIRED_FILES", "value": ["x"]},
                               {"name": "COST", "value": 3})");
   ASSERT_EQ(found.warnings.size(), 2u);
-  EXPECT_NE(found.warnings[0].find("DEPENDS"), std::string::npos) << found.warnings[0];
+  EXPECT_NE(found.warnings[0].find("ENVIRONMENT_MODIFICATION"), std::string::npos)
+      << found.warnings[0];
   EXPECT_NE(found.warnings[1].find("REQUIRED_FILES"), std::string::npos) << found.warnings[1];
   EXPECT_FALSE(found.tests[0].detail().collection_error);
+}
+
+TEST(CtestListing, OrderingPropertiesAreRead) {
+  const auto found = parse(R"({"name": "DEPENDS", "value": ["a", "b"]},
+                              {"name": "FIXTURES_SETUP", "value": ["db"]},
+                              {"name": "FIXTURES_CLEANUP", "value": ["net"]},
+                              {"name": "FIXTURES_REQUIRED", "value": ["disk", "gpu"]},
+                              {"name": "RESOURCE_LOCK", "value": ["port-80"]})");
+  EXPECT_TRUE(found.warnings.empty()) << found.warnings[0];
+  const auto& details = found.tests[0].detail();
+  EXPECT_EQ(details.depends, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(details.fixtures_setup, (std::vector<std::string>{"db"}));
+  EXPECT_EQ(details.fixtures_cleanup, (std::vector<std::string>{"net"}));
+  EXPECT_EQ(details.fixtures_required, (std::vector<std::string>{"disk", "gpu"}));
+  EXPECT_EQ(details.resource_locks, (std::vector<std::string>{"port-80"}));
 }
 
 // RESOURCE_GROUPS "2,gpus:1;crypto:2,gpus:1" as ctest's listing expands it.
