@@ -34,6 +34,7 @@ std::map<std::string, std::string> ctest_outcomes(const std::string& output) {
     if (status.find("Exception") != std::string::npos) outcome = "crashed";
     else if (status.find("Timeout") != std::string::npos) outcome = "timed-out";
     else if (status.find("Skipped") != std::string::npos) outcome = "skipped";
+    else if (status.find("Not Run") != std::string::npos) outcome = "not-run";
     else if (status.find("Failed") != std::string::npos) outcome = "failed";
     else if (status.find("Passed") != std::string::npos) outcome = "passed";
     outcomes[match[1]] = outcome;
@@ -164,6 +165,117 @@ TEST(Ctest, PassRegularExpressionIsRefused) {
   EXPECT_EQ(result["outcome"], "error");
   EXPECT_EQ(result["reason"], "refused");
   EXPECT_NE(result.dump().find("PASS_REGULAR_EXPRESSION"), std::string::npos) << result.dump();
+}
+
+// A project whose tests only pass in CTest's order: a fixture's setup
+// makes a file its tests read and its cleanup deletes (failing if it is
+// not there), DEPENDS orders two of them, and two tests that take the same
+// folder as a lock hold RESOURCE_LOCK. Each is declared before what it
+// waits for, so a runner that started them in plan order would fail them.
+const std::string kOrderedProject = R"(cmake_minimum_required(VERSION 3.25)
+project(ordered NONE)
+enable_testing()
+set(state ${CMAKE_CURRENT_BINARY_DIR}/state)
+add_test(NAME db.drop COMMAND sh -c "rm '${state}/db' && rm -rf '${state}'")
+add_test(NAME db.update COMMAND sh -c "test -f '${state}/db' && test -f '${state}/marked'")
+add_test(NAME db.query COMMAND sh -c "test -f '${state}/db'")
+add_test(NAME db.mark COMMAND sh -c "sleep 0.2 && touch '${state}/marked'")
+add_test(NAME db.create COMMAND sh -c "sleep 0.3 && mkdir -p '${state}' && echo up > '${state}/db'")
+set_tests_properties(db.create PROPERTIES FIXTURES_SETUP db)
+set_tests_properties(db.query db.update db.mark PROPERTIES FIXTURES_REQUIRED db)
+set_tests_properties(db.update PROPERTIES DEPENDS db.mark)
+set_tests_properties(db.drop PROPERTIES FIXTURES_CLEANUP db)
+add_test(NAME net.down COMMAND true)
+add_test(NAME net.ping COMMAND true)
+add_test(NAME net.up COMMAND sh -c "exit 1")
+set_tests_properties(net.up PROPERTIES FIXTURES_SETUP net)
+set_tests_properties(net.ping PROPERTIES FIXTURES_REQUIRED net)
+set_tests_properties(net.down PROPERTIES FIXTURES_CLEANUP net)
+add_test(NAME lock.a COMMAND sh -c "mkdir '${CMAKE_CURRENT_BINARY_DIR}/held' && sleep 0.3 && rmdir '${CMAKE_CURRENT_BINARY_DIR}/held'")
+add_test(NAME lock.b COMMAND sh -c "mkdir '${CMAKE_CURRENT_BINARY_DIR}/held' && sleep 0.3 && rmdir '${CMAKE_CURRENT_BINARY_DIR}/held'")
+set_tests_properties(lock.a lock.b PROPERTIES RESOURCE_LOCK held)
+)";
+
+// Configures `cmake_lists` as a project in dir/project, built into dir/build.
+void configure(Workdir& dir, const std::string& cmake_lists) {
+  std::filesystem::create_directories(dir.path() / "project");
+  dir.write("project/CMakeLists.txt", cmake_lists);
+  std::string output;
+  ASSERT_EQ(shell("cmake -S '" + (dir.path() / "project").string() + "' -B '" +
+                      (dir.path() / "build").string() + "' 2>&1",
+                  &output),
+            0)
+      << output;
+}
+
+std::map<std::string, std::string> ranktest_outcomes(const Invocation& run) {
+  std::map<std::string, std::string> got;
+  for (const auto& [id, event] : run.finished())
+    got[id.substr(id.find("::") + 2)] = event["result"]["outcome"].get<std::string>();
+  return got;
+}
+
+TEST(Ctest, DependsFixturesAndResourceLocksOrderTestsAsCtestDoes) {
+  Workdir dir;
+  configure(dir, kOrderedProject);
+  std::string output;
+  shell("cd '" + (dir.path() / "build").string() + "' && ctest -j4 2>&1", &output);
+  const auto expected = ctest_outcomes(output);
+  ASSERT_EQ(expected.size(), 10u) << output;
+
+  dir.write("ranktest.toml", config_for("build"));
+  const auto run = run_ranktest(dir, {"run", "-j4"});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  const auto got = ranktest_outcomes(run);
+  EXPECT_EQ(got, expected) << run.out << run.err;
+
+  // Both agree on what each case stands for.
+  for (const auto* name : {"db.create", "db.query", "db.mark", "db.update", "db.drop", "lock.a",
+                           "lock.b", "net.down"})
+    EXPECT_EQ(got.at(name), "passed") << name << "\n" << run.out;
+  EXPECT_EQ(got.at("net.up"), "failed");
+  EXPECT_EQ(got.at("net.ping"), "not-run");
+  EXPECT_EQ(run.finished().at("build::net.ping")["result"]["reason"],
+            "the setup test build::net.up of its fixture net ended failed");
+  EXPECT_NE(run.out.find("ranktest: 1 test not run: the setup test build::net.up of its "
+                         "fixture net ended failed (build::net.ping)"),
+            std::string::npos)
+      << run.out;
+  EXPECT_TRUE(run.out.ends_with("ranktest: 8 passed, 1 failed, 0 skipped, 1 not run\n"))
+      << run.out;
+}
+
+TEST(Ctest, SelectingARequirerBringsItsFixtureAsCtestRDoes) {
+  Workdir dir;
+  configure(dir, kOrderedProject);
+  std::string output;
+  shell("cd '" + (dir.path() / "build").string() + "' && ctest -R '^db.query$' 2>&1", &output);
+  const auto expected = ctest_outcomes(output);
+  EXPECT_EQ(expected, (std::map<std::string, std::string>{
+                          {"db.create", "passed"}, {"db.query", "passed"}, {"db.drop", "passed"}}))
+      << output;
+  dir.write("ranktest.toml", config_for("build"));
+  const auto run = run_ranktest(dir, {"run", "--exact", "build::db.query"});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_EQ(ranktest_outcomes(run), expected) << run.out;
+}
+
+TEST(Ctest, TestsWaitingForOneAnotherInACircleAreRefused) {
+  Workdir dir;
+  configure(dir, "cmake_minimum_required(VERSION 3.25)\nproject(p NONE)\nenable_testing()\n"
+                 "add_test(NAME a COMMAND true)\nadd_test(NAME b COMMAND true)\n"
+                 "add_test(NAME c COMMAND true)\n"
+                 "set_tests_properties(a PROPERTIES DEPENDS b)\n"
+                 "set_tests_properties(b PROPERTIES DEPENDS a)\n");
+  dir.write("ranktest.toml", config_for("build"));
+  const auto run = run_ranktest(dir, {"run"});
+  EXPECT_EQ(run.exit_code, 3) << run.err;
+  EXPECT_TRUE(run.err.find("wait for one another in a circle (a waits for b waits for a)") !=
+                  std::string::npos ||
+              run.err.find("wait for one another in a circle (b waits for a waits for b)") !=
+                  std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("ranktest.toml:3:1: "), std::string::npos) << run.err;
 }
 
 }  // namespace
