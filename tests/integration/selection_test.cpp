@@ -57,7 +57,7 @@ TEST(Selection, FailFastStopsStartingTests) {
       dir, {"run", fixture("outcomes"), "-j", "1", "--fail-fast", "--timeout", "2s"});
   EXPECT_EQ(run.exit_code, 1);
   // Passes, then Fails; the rest never start.
-  EXPECT_EQ(run.last_out_line(), "ranktest: 1 passed, 1 failed, 1 skipped");
+  EXPECT_EQ(run.last_out_line(), "ranktest: 1 passed, 1 failed, 1 skipped, 7 not run");
   EXPECT_NE(run.out.find("ranktest: 7 tests not run: --fail-fast stopped the run"),
             std::string::npos) << run.out;
   const auto finished = run.finished();
