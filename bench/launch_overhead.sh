@@ -92,6 +92,19 @@ printf '  %-44s %8.2f s   %.2fx the floor; ranktest is %.2fx faster   (goal >= 2
 printf '  %-44s %8.2f s   %.2fx the floor; %.2fx faster than ctest -j2 on its own project\n' \
   'ranktest run -j2, kind = "ctest" source' "${times[ctestsource]}" \
   "$(ratio "${times[ctestsource]}" "${times[floor]}")" "$(ratio "${times[ctest]}" "${times[ctestsource]}")"
+# The machine's speed drifts by more than the margins measured here: the
+# ratio of two tools within each round (run one after the other) drifts
+# less than either time, so its median, its range and how many rounds each
+# tool won are printed too.
+paired() {  # paired A B: "median M (min..max), A slower in K of N rounds"
+  paste -d' ' <(printf '%s\n' ${samples[$1]}) <(printf '%s\n' ${samples[$2]}) |
+    awk '{ r = $1 / $2; print r }' | sort -g |
+    awk '{ a[NR] = $1; if ($1 > 1) won++ }
+         END { printf "median %.2fx (%.2f..%.2f), faster in %d of %d rounds",
+                      a[int((NR + 1) / 2)], a[1], a[NR], won, NR }'
+}
+printf '  %-44s %s\n' "  per round, ctest -j2 / kind = \"ctest\":" "$(paired ctest ctestsource)"
+printf '  %-44s %s\n' "  per round, ctest -j2 / ranktest run -j2:" "$(paired ctest ranktest)"
 per_test() { awk -v ms="$(cat "$1")" -v n="$tests" 'BEGIN { printf "%.2f", ms / n }'; }
 printf '  runner CPU per test (its own, not the tests'"'"'): plain %s ms, fork server %s ms   (goal <= 0.3 ms)\n' \
   "$(per_test "$work/cpu.plain")" "$(per_test "$work/cpu.forkserver")"
