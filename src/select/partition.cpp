@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 
 #include "select/test_order.h"
@@ -43,6 +45,24 @@ std::uint64_t stable_hash(std::string_view text) {
   return hash;
 }
 
+namespace {
+
+// What a test with no known duration is expected to take: the mean of the
+// known ones.
+config::Duration unknown_duration(const std::vector<std::string>& ids,
+                                  const std::map<std::string, config::Duration>& expected) {
+  config::Duration known_sum{0};
+  std::size_t known = 0;
+  for (const auto& id : ids)
+    if (const auto it = expected.find(id); it != expected.end()) {
+      known_sum += it->second;
+      ++known;
+    }
+  return known ? known_sum / static_cast<long>(known) : config::Duration(1000);
+}
+
+}  // namespace
+
 std::vector<bool> partition_members(const std::vector<std::string>& ids,
                                     const Partition& partition,
                                     const std::map<std::string, config::Duration>& expected) {
@@ -54,15 +74,7 @@ std::vector<bool> partition_members(const std::vector<std::string>& ids,
       members[i] = stable_hash(ids[i]) % count == mine;
     return members;
   }
-  // Tests with no known duration are expected to take the mean of the known.
-  config::Duration known_sum{0};
-  std::size_t known = 0;
-  for (const auto& id : ids)
-    if (const auto it = expected.find(id); it != expected.end()) {
-      known_sum += it->second;
-      ++known;
-    }
-  const auto fallback = known ? known_sum / static_cast<long>(known) : config::Duration(1000);
+  const auto fallback = unknown_duration(ids, expected);
   const auto duration_of = [&](std::size_t i) {
     const auto it = expected.find(ids[i]);
     return it == expected.end() ? fallback : it->second;
@@ -84,6 +96,64 @@ std::vector<bool> partition_members(const std::vector<std::string>& ids,
   return members;
 }
 
+namespace {
+
+// Union-find over small integers.
+class Groups {
+ public:
+  explicit Groups(std::size_t count) : parent_(count) {
+    std::iota(parent_.begin(), parent_.end(), 0);
+  }
+  std::size_t root(std::size_t node) {
+    while (parent_[node] != node) node = parent_[node] = parent_[parent_[node]];
+    return node;
+  }
+  void join(std::size_t a, std::size_t b) { parent_[root(a)] = root(b); }
+
+ private:
+  std::vector<std::size_t> parent_;
+};
+
+// For each selected test (positions into tests), the index of the first
+// selected test of its group: the tests that share a CTest fixture (its
+// setup, cleanup and the tests requiring it, joined through any test that
+// names two fixtures) go to one partition together, so that no fixture's
+// setup runs in two jobs. A test without fixtures is a group of its own.
+std::vector<std::size_t> fixture_groups(const std::vector<TestCase>& tests,
+                                        const std::vector<std::size_t>& positions) {
+  std::vector<std::size_t> group(positions.size());
+  std::iota(group.begin(), group.end(), 0);
+  std::map<std::string, std::size_t> fixture_node;  // scoped fixture -> node after the tests
+  std::vector<std::size_t> selected_at(tests.size(), positions.size());
+  for (std::size_t k = 0; k < positions.size(); ++k) selected_at[positions[k]] = k;
+  std::vector<std::pair<std::size_t, std::size_t>> joins;  // node pairs
+  for (std::size_t i = 0; i < tests.size(); ++i) {
+    const auto& details = tests[i].detail();
+    std::optional<std::size_t> first;
+    for (const auto* names :
+         {&details.fixtures_setup, &details.fixtures_cleanup, &details.fixtures_required})
+      for (const auto& name : *names) {
+        const auto node =
+            fixture_node
+                .emplace(tests[i].source->label + "::" + name,
+                         positions.size() + fixture_node.size())
+                .first->second;
+        if (first) joins.emplace_back(*first, node);
+        else first = node;
+      }
+    if (first && selected_at[i] < positions.size()) joins.emplace_back(selected_at[i], *first);
+  }
+  if (joins.empty()) return group;
+  Groups groups(positions.size() + fixture_node.size());
+  for (const auto& [a, b] : joins) groups.join(a, b);
+  std::map<std::size_t, std::size_t> first_of_root;
+  for (std::size_t k = 0; k < positions.size(); ++k)
+    group[k] = first_of_root.emplace(groups.root(k), k).first->second;
+  return group;
+}
+
+}  // namespace
+
 std::size_t keep_partition(std::vector<TestCase>& tests, const Selection& selection,
                            const Partition& partition,
                            const std::map<std::string, config::Duration>& expected) {
@@ -94,9 +164,40 @@ std::size_t keep_partition(std::vector<TestCase>& tests, const Selection& select
       ids.push_back(tests[i].id);
       positions.push_back(i);
     }
-  const auto members = partition_members(ids, partition, expected);
-  // A partition that runs a test requiring a fixture runs the fixture's
-  // setup and cleanup tests too, whichever partition they hash to.
+  const auto group = fixture_groups(tests, positions);
+  bool grouped = false;
+  for (std::size_t k = 0; k < group.size(); ++k) grouped = grouped || group[k] != k;
+  std::vector<bool> members;
+  if (!grouped) {
+    members = partition_members(ids, partition, expected);
+  } else {
+    // Each group as one item: named by its smallest id (the same in every
+    // job, whatever order discovery gave), as long as its tests together.
+    const auto fallback = unknown_duration(ids, expected);
+    std::map<std::size_t, std::string> name_of;  // group -> its smallest id
+    std::map<std::string, config::Duration> group_expected;
+    for (std::size_t k = 0; k < ids.size(); ++k) {
+      auto [it, fresh] = name_of.emplace(group[k], ids[k]);
+      if (!fresh && ids[k] < it->second) it->second = ids[k];
+    }
+    for (std::size_t k = 0; k < ids.size(); ++k) {
+      const auto it = expected.find(ids[k]);
+      group_expected[name_of[group[k]]] += it == expected.end() ? fallback : it->second;
+    }
+    std::vector<std::string> names;
+    std::vector<std::size_t> groups_in_order;
+    for (const auto& [g, name] : name_of) {
+      names.push_back(name);
+      groups_in_order.push_back(g);
+    }
+    const auto group_members = partition_members(names, partition, group_expected);
+    std::map<std::size_t, bool> mine;
+    for (std::size_t n = 0; n < names.size(); ++n) mine[groups_in_order[n]] = group_members[n];
+    members.resize(ids.size());
+    for (std::size_t k = 0; k < ids.size(); ++k) members[k] = mine[group[k]];
+  }
+  // Setup and cleanup tests the selection left out come with the tests
+  // that require their fixture.
   std::vector<bool> runs(tests.size(), false);
   for (std::size_t k = 0; k < ids.size(); ++k) runs[positions[k]] = members[k];
   add_fixture_tests(tests, runs);

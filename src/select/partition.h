@@ -31,7 +31,10 @@ std::optional<Partition> parse_partition(std::string_view text);
 
 // Drops from `tests` the tests `selection` selects that are not in
 // `partition`'s share; returns how many it dropped. Tests the selection
-// leaves out stay (they are counted as filtered out later).
+// leaves out stay (they are counted as filtered out later). The tests of a
+// CTest fixture (setup, cleanup, those requiring it) are one item: they
+// share a partition, and setup or cleanup tests the selection left out
+// stay where a test requiring their fixture does.
 std::size_t keep_partition(std::vector<TestCase>& tests, const Selection& selection,
                            const Partition& partition,
                            const std::map<std::string, config::Duration>& expected);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 
 #include "select/partition.h"
@@ -166,18 +167,57 @@ TEST(TestOrder, APlanFilteredToARequirerRunsItsSetupAndCleanup) {
   EXPECT_EQ(waits(order.before[1]), (std::set<std::string>{"0:pass"}));
 }
 
-TEST(TestOrder, APartitionRunningARequirerKeepsItsFixtureTests) {
+// A fixture's tests go to one partition together, whichever strategy: the
+// setup runs in one job only, and every test still runs in exactly one.
+TEST(TestOrder, APartitionKeepsAFixturesTestsTogether) {
+  for (const auto* strategy : {"hash", "time"})
+    for (int count = 1; count <= 4; ++count) {
+      std::map<std::string, int> runs_in;  // id -> partitions that run it
+      std::set<int> holding_db;
+      for (int k = 1; k <= count; ++k) {
+        auto tests = database_suite();
+        // More tests without fixtures, and a second fixture that shares a
+        // setup with the first (so both are one group).
+        for (int i = 0; i < 20; ++i) tests.push_back(ctest_test("build", fmt::format("t{}", i)));
+        tests.push_back(CtestTest("build", "cache.use").required({"cache"}));
+        tests[0] = CtestTest("build", "db.create").setup({"db", "cache"});
+        const auto partition = *parse_partition(fmt::format("{}:{}/{}", strategy, k, count));
+        keep_partition(tests, Selection{}, partition, {{"build::t3", std::chrono::seconds(50)}});
+        for (const auto& test : tests) ++runs_in[test.id];
+        std::set<std::string> kept;
+        for (const auto& test : tests) kept.insert(test.id);
+        const std::vector<std::string> group{"build::db.create", "build::db.query",
+                                             "build::db.update", "build::db.drop",
+                                             "build::cache.use"};
+        const auto together = std::count_if(group.begin(), group.end(),
+                                            [&](const auto& id) { return kept.count(id) > 0; });
+        EXPECT_TRUE(together == 0 || together == 5) << strategy << " " << k << "/" << count;
+        if (together) holding_db.insert(k);
+      }
+      EXPECT_EQ(holding_db.size(), 1u) << strategy << " " << count;
+      for (const auto& [id, times] : runs_in) EXPECT_EQ(times, 1) << id << " " << strategy;
+      EXPECT_EQ(runs_in.size(), 27u);
+    }
+}
+
+TEST(TestOrder, APartitionOfASelectionBringsTheFixtureTestsItLeftOut) {
+  // Only db.query is selected: the job that runs it runs db.create and
+  // db.drop too; the others run none of them.
+  Selection selection;
+  selection.exact = {"build::db.query"};
+  int with_query = 0;
   for (int k = 1; k <= 3; ++k) {
     auto tests = database_suite();
-    const auto partition = *parse_partition(fmt::format("hash:{}/3", k));
-    keep_partition(tests, Selection{}, partition, {});
-    std::set<std::string> kept;
-    for (const auto& test : tests) kept.insert(test.id);
-    if (kept.count("build::db.query") || kept.count("build::db.update")) {
-      EXPECT_TRUE(kept.count("build::db.create")) << k;
-      EXPECT_TRUE(kept.count("build::db.drop")) << k;
-    }
+    keep_partition(tests, selection, *parse_partition(fmt::format("hash:{}/3", k)), {});
+    const auto plan = plan_tests(std::move(tests), selection, config::Config{});
+    std::vector<std::string> ids;
+    for (const auto& planned : plan.to_run) ids.push_back(planned.test->id);
+    if (ids.empty()) continue;
+    ++with_query;
+    EXPECT_EQ(ids, (std::vector<std::string>{"build::db.create", "build::db.query",
+                                             "build::db.drop"}));
   }
+  EXPECT_EQ(with_query, 1);
 }
 
 TEST(TestOrder, ASetupThatCannotRunHereBlocksWhatRequiresIt) {
