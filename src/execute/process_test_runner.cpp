@@ -71,13 +71,37 @@ ProcessTestRunner::ProcessTestRunner(const RunFolder& folder,
     : folder_(folder), signals_(signals), options_(std::move(options)) {}
 
 // Whatever is still running when the runner goes away is killed and reaped
-// by ~ChildProcess.
-ProcessTestRunner::~ProcessTestRunner() = default;
+// by ~ChildProcess; what fixture setups kept running is killed here.
+ProcessTestRunner::~ProcessTestRunner() {
+  for (auto& [index, kept] : kept_) end_kept(kept);
+}
+
+void ProcessTestRunner::release_kept(std::size_t test_index) {
+  const auto found = kept_.find(test_index);
+  if (found == kept_.end()) return;
+  end_kept(found->second);
+  kept_.erase(found);
+}
+
+void ProcessTestRunner::end_kept(Kept& kept) {
+  if (kept.cgroup) {
+    kept.cgroup->kill_all();
+    // Removed once its processes are gone, while the runner next waits.
+    if (options_.cgroups) options_.cgroups->remove_later(std::move(kept.cgroup));
+  } else {
+    for (const pid_t pid : kept.pids)
+      if (process::environment_value(pid, "RANKTEST_TEST_ID") == kept.test_id &&
+          process::environment_value(pid, "RANKTEST_ATTEMPT") == kept.attempt)
+        ::kill(pid, SIGKILL);
+  }
+  kept.pids.clear();
+}
 
 void ProcessTestRunner::start(const select::PlannedTest& test,
                               const schedule::Assignment& assignment) {
   const auto now = Clock::now();
   auto running = std::make_unique<RunningTest>();
+  running->keeps_processes = !test.test->detail().fixtures_setup.empty();
   running->test = &test;
   running->assignment = assignment;
   running->started = now;

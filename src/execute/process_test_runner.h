@@ -72,6 +72,7 @@ class ProcessTestRunner final : public schedule::TestRunner {
       std::optional<std::chrono::steady_clock::time_point> wake_by) override;
   std::optional<int> pause_until(std::chrono::steady_clock::time_point until) override;
   void stop_all() override;
+  void release_kept(std::size_t test_index) override;
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -137,6 +138,10 @@ class ProcessTestRunner final : public schedule::TestRunner {
     bool forked = false;  // a fork server forked a rank of it
     // Processes still running when the last rank ended (then killed).
     std::vector<pid_t> left_behind;
+    // A CTest fixture's setup: what it leaves running (a server for the
+    // fixture's tests) is kept, not a leak, until release_kept().
+    bool keeps_processes = false;
+    std::vector<pid_t> kept;
     std::unique_ptr<process::TestCgroup> cgroup;  // null where cgroups are not used
     // network = "isolated": its ranks' namespace, released when it ends.
     std::optional<process::NetworkNamespace> network;
@@ -216,6 +221,17 @@ class ProcessTestRunner final : public schedule::TestRunner {
   std::map<pid_t, ProcessExit> orphan_exits_;
   // When the running tests' logs are next held to max-output.
   Clock::time_point next_output_check_{};
+  // What ended fixture setups left running, by plan index: killed when
+  // release_kept() says the fixture's tests ended, or with the runner.
+  struct Kept {
+    std::vector<pid_t> pids;
+    std::unique_ptr<process::TestCgroup> cgroup;  // null where cgroups are not used
+    // Without a cgroup, a pid is killed only while its environment still
+    // says it is the test's (the pid may have been reused meanwhile).
+    std::string test_id, attempt;
+  };
+  std::map<std::size_t, Kept> kept_;
+  void end_kept(Kept& kept);
 };
 
 }  // namespace ranktest::execute

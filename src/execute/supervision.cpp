@@ -206,6 +206,13 @@ void ProcessTestRunner::end_left_behind(RunningTest& running,
   // environment (setsid escapes, double-forked daemons) still running now
   // was left behind. The last rank is a zombie, so its group id is safe.
   running.left_behind = test_processes(running, last_rank.process_group());
+  // A fixture's setup keeps what it started for the fixture's tests: not a
+  // leak, and not killed until they end (release_kept).
+  if (running.keeps_processes && !running.left_behind.empty()) {
+    running.kept = std::move(running.left_behind);
+    running.left_behind.clear();
+    return;
+  }
   // A child that is exiting right now (an _exit() racing its parent's)
   // is not a leak: give what was found a moment to become a zombie.
   for (int wait = 0; wait < 20 && !running.left_behind.empty(); ++wait) {

@@ -1,6 +1,7 @@
 // The end of a test: the supervisor gathers the facts (its ranks' ends, the
 // audit, the cgroup, the stacks), the judge decides, the enrichment explains.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "execute/enrichment.h"
 #include "execute/judge.h"
@@ -42,6 +43,23 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
                 });
   result.duration =
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - running.started);
+  if (!running.kept.empty()) {
+    // A fixture setup's server: it lives, in its cgroup, until the
+    // fixture's tests end.
+    if (result.reason.empty())
+      result.reason = fmt::format("kept {} process{} running for its fixture{} until the tests "
+                                  "that need {} end (pid {})",
+                                  running.kept.size(), running.kept.size() == 1 ? "" : "es",
+                                  running.test->test->detail().fixtures_setup.size() == 1 ? "" : "s",
+                                  running.test->test->detail().fixtures_setup.size() == 1 ? "it" : "them",
+                                  fmt::join(running.kept, ", "));
+    // A retried setup's earlier attempt ends what it kept first.
+    if (const auto earlier = kept_.find(running.assignment.test_index); earlier != kept_.end())
+      end_kept(earlier->second);
+    kept_[running.assignment.test_index] =
+        Kept{std::move(running.kept), std::move(running.cgroup), running.test->test->id,
+             std::to_string(running.assignment.attempt)};
+  }
   // Removed while the runner next waits, not before the next test starts.
   if (options_.cgroups) options_.cgroups->remove_later(std::move(running.cgroup));
   schedule::Finished finished{running.assignment, std::move(result)};

@@ -63,8 +63,14 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
   std::vector<std::vector<std::pair<std::size_t, const select::Prerequisite*>>> waiters;
   std::vector<std::string> blocked;
   std::vector<bool> ended;
+  // Per test, the tests waiting for it that have not ended: at none, what
+  // it kept running for them (a fixture setup's server) can go.
+  std::vector<std::size_t> waiters_left;
+  std::vector<bool> settled;  // its end was passed on to what waits for it
   if (ordered) {
     waiting.assign(plan.size(), 0);
+    waiters_left.assign(plan.size(), 0);
+    settled.assign(plan.size(), false);
     waiters.resize(plan.size());
     ended.assign(plan.size(), false);
     blocked = options.order.blocked;
@@ -73,6 +79,7 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
     for (std::size_t test = 0; test < before.size(); ++test)
       for (const auto& prerequisite : before[test]) {
         ++waiting[test];
+        ++waiters_left[prerequisite.index];
         waiters[prerequisite.index].emplace_back(test, &prerequisite);
       }
   }
@@ -80,12 +87,21 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
   // to pass as a fixture's setup, when it did not, is not run (and so on,
   // down the tests that wait for those).
   const auto test_ended = [&](std::size_t index, Outcome outcome) {
-    if (!ordered) return;
+    if (!ordered) {
+      runner.release_kept(index);
+      return;
+    }
     std::vector<std::pair<std::size_t, Outcome>> work{{index, outcome}};
     ended[index] = true;
     while (!work.empty()) {
       const auto [test, how] = work.back();
       work.pop_back();
+      settled[test] = true;
+      if (waiters_left[test] == 0) runner.release_kept(test);
+      if (test < options.order.before.size())
+        for (const auto& prerequisite : options.order.before[test])
+          if (--waiters_left[prerequisite.index] == 0 && settled[prerequisite.index])
+            runner.release_kept(prerequisite.index);
       for (const auto& [waiter, prerequisite] : waiters[test]) {
         --waiting[waiter];
         if (ended[waiter]) continue;

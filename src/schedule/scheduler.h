@@ -65,6 +65,9 @@ class TestRunner {
   // Stops every running test (SIGTERM, grace period, SIGKILL); each still
   // comes back from wait(), as `interrupted`.
   virtual void stop_all() = 0;
+  // Every test that waits for the ended test `test_index` has ended too:
+  // what it kept running for them (a CTest fixture setup's server) ends.
+  virtual void release_kept(std::size_t /*test_index*/) {}
   // Nothing runs and a retry waits out its delay: returns at `until`, or
   // sooner with the signal when the run is interrupted meanwhile.
   virtual std::optional<int> pause_until(std::chrono::steady_clock::time_point until) {

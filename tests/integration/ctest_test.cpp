@@ -278,5 +278,59 @@ TEST(Ctest, TestsWaitingForOneAnotherInACircleAreRefused) {
   EXPECT_NE(run.err.find("ranktest.toml:3:1: "), std::string::npos) << run.err;
 }
 
+// A fixture's setup that starts a server for the fixture's tests, as CTest
+// projects do: the server lives until the fixture's tests end (not a leak),
+// and ranktest ends it then if the cleanup did not. Any other test that
+// leaves a process running still leaked.
+TEST(Ctest, AFixtureSetupsServerLivesUntilTheFixturesTestsEnd) {
+  Workdir dir;
+  configure(dir, R"cmake(cmake_minimum_required(VERSION 3.25)
+project(servers NONE)
+enable_testing()
+set(b ${CMAKE_CURRENT_BINARY_DIR})
+add_test(NAME srv.start COMMAND sh -c "nohup sleep 30 > /dev/null 2>&1 & echo $! > '${b}/srv.pid'")
+add_test(NAME srv.use COMMAND sh -c "sleep 0.3 && kill -0 $(cat '${b}/srv.pid')")
+add_test(NAME srv.use_too COMMAND sh -c "kill -0 $(cat '${b}/srv.pid')")
+add_test(NAME srv.stop COMMAND sh -c "kill $(cat '${b}/srv.pid')")
+set_tests_properties(srv.start PROPERTIES FIXTURES_SETUP srv)
+set_tests_properties(srv.use srv.use_too PROPERTIES FIXTURES_REQUIRED srv)
+set_tests_properties(srv.stop PROPERTIES FIXTURES_CLEANUP srv)
+add_test(NAME forgotten.start COMMAND sh -c "nohup sleep 30 > /dev/null 2>&1 & echo $! > '${b}/forgotten.pid'")
+add_test(NAME forgotten.use COMMAND sh -c "kill -0 $(cat '${b}/forgotten.pid')")
+set_tests_properties(forgotten.start PROPERTIES FIXTURES_SETUP forgotten)
+set_tests_properties(forgotten.use PROPERTIES FIXTURES_REQUIRED forgotten)
+)cmake");
+  const auto build = (dir.path() / "build").string();
+  std::string output;
+  shell("cd '" + build + "' && ctest -j2 2>&1; kill $(cat forgotten.pid)", &output);
+  const auto expected = ctest_outcomes(output);
+  ASSERT_EQ(expected.size(), 6u) << output;
+  for (const auto& [name, outcome] : expected) EXPECT_EQ(outcome, "passed") << name << output;
+
+  dir.write("ranktest.toml", config_for("build"));
+  const auto run = run_ranktest(dir, {"run", "-j2"});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_EQ(ranktest_outcomes(run), expected) << run.out;
+  const auto reason = run.finished().at("build::srv.start")["result"]["reason"].get<std::string>();
+  EXPECT_NE(reason.find("kept 1 process running for its fixture until the tests that need it "
+                        "end (pid "),
+            std::string::npos)
+      << reason;
+  // The server nobody stopped was ended with its fixture: nothing outlives the run.
+  EXPECT_NE(shell("kill -0 $(cat '" + build + "/forgotten.pid') 2>/dev/null"), 0);
+  EXPECT_TRUE(surviving_processes(run.run_dir()).empty());
+}
+
+TEST(Ctest, ATestThatIsNoFixtureSetupStillLeaks) {
+  Workdir dir;
+  configure(dir, "cmake_minimum_required(VERSION 3.25)\nproject(p NONE)\nenable_testing()\n"
+                 "add_test(NAME leaks COMMAND sh -c \"nohup sleep 30 > /dev/null 2>&1 &\")\n");
+  dir.write("ranktest.toml", config_for("build"));
+  const auto run = run_ranktest(dir, {"run"});
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_EQ(run.finished().at("build::leaks")["result"]["outcome"], "leaked");
+  EXPECT_TRUE(surviving_processes(run.run_dir()).empty());
+}
+
 }  // namespace
 }  // namespace ranktest::testing

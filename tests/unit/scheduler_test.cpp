@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <deque>
+#include <functional>
+#include <numeric>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -78,8 +80,14 @@ class FakeRunner : public TestRunner {
   }
 
   void stop_all() override { stopped_ = true; }
+  void release_kept(std::size_t test_index) override {
+    released_.push_back(test_index);
+    if (on_release_) on_release_(test_index);
+  }
 
   std::map<std::string, int> starts_;
+  std::vector<std::size_t> released_;
+  std::function<void(std::size_t)> on_release_;
   std::size_t max_running_ = 0;
 
  private:
@@ -492,10 +500,26 @@ TEST(Scheduler, RandomisedPrerequisitesAndLocksAreKept) {
     }
     FakeRunner runner(plan, outcomes, seed);
     OrderChecker checker(plan, options.order);
+    // What a test kept running (a fixture setup's server) goes only once
+    // it and every test waiting for it have ended.
+    runner.on_release_ = [&](std::size_t released) {
+      EXPECT_TRUE(checker.final_.count(released)) << "released before it ended";
+      for (std::size_t waiter = 0; waiter < count; ++waiter)
+        for (const auto& prerequisite : options.order.before[waiter]) {
+          if (prerequisite.index == released) {
+            EXPECT_TRUE(checker.final_.count(waiter)) << "released while " << waiter << " waits";
+          }
+        }
+    };
     auto pool = make_pool(1 + pick(4));
     const auto result = run_schedule(plan, options, pool, runner, checker);
     ASSERT_EQ(result.cancel, CancelReason::none);
     ASSERT_EQ(checker.final_.size(), count) << "seed " << seed;
+    auto released = runner.released_;
+    std::sort(released.begin(), released.end());
+    std::vector<std::size_t> every(count);
+    std::iota(every.begin(), every.end(), std::size_t{0});
+    ASSERT_EQ(released, every) << "each test released once, seed " << seed;
     // Not run exactly when a setup it needs did not pass.
     for (std::size_t i = 0; i < count; ++i) {
       bool setup_failed = false;
