@@ -56,9 +56,16 @@ int main(int argc, char** argv) {
   if (what == "expect-resource-groups" && argc > 3)
     return expect_resource_groups(argv[2], std::atoi(argv[3]));
   if (what == "expect-cwd-file" && argc > 2) return std::filesystem::exists(argv[2]) ? 0 : 1;
+  // A fixture's state: made by its setup, read by its tests, removed by its
+  // cleanup (which fails if there was nothing to remove).
+  if (what == "make-file" && argc > 2) {
+    std::FILE* file = std::fopen(argv[2], "w");
+    return file && std::fclose(file) == 0 ? 0 : 1;
+  }
+  if (what == "remove-file" && argc > 2) return std::filesystem::remove(argv[2]) ? 0 : 1;
   std::fprintf(stderr,
                "usage: %s pass|fail|abort|exit N|sleep S|expect-env NAME VALUE|"
-               "expect-resource-groups TYPE N|expect-cwd-file F\n",
+               "expect-resource-groups TYPE N|expect-cwd-file F|make-file F|remove-file F\n",
                argv[0]);
   return 2;
 }

@@ -51,7 +51,7 @@ TEST(Ctest, OutcomesEqualCtests) {
   shell("cd '" + kBuild + "' && ctest --resource-spec-file '" + kResourceSpec + "' 2>&1",
         &output);
   const auto expected = ctest_outcomes(output);
-  ASSERT_EQ(expected.size(), 13u) << output;
+  ASSERT_EQ(expected.size(), 16u) << output;
 
   Workdir dir;
   dir.write("ranktest.toml", config_for(kBuild) + kTwoGpus);
@@ -72,6 +72,9 @@ TEST(Ctest, OutcomesEqualCtests) {
   EXPECT_EQ(got["tool.hangs"], "timed-out");              // TIMEOUT 1
   EXPECT_EQ(got["tool.expected_to_fail"], "passed");      // WILL_FAIL
   EXPECT_EQ(got["tool.skips"], "skipped");                // SKIP_RETURN_CODE
+  EXPECT_EQ(got["tool.fixture_setup"], "passed");         // FIXTURES_SETUP, declared last
+  EXPECT_EQ(got["tool.uses_fixture"], "passed");          // FIXTURES_REQUIRED
+  EXPECT_EQ(got["tool.fixture_cleanup"], "passed");       // FIXTURES_CLEANUP, declared first
   // The timeout is the test's own (1 s), not the run's 30 s.
   EXPECT_LT(run.finished().at("ctest::tool.hangs")["result"]["duration_ms"].get<double>(), 10000);
   // RESOURCE_GROUPS "2,gpus:1": two GPUs of [devices], told as ctest tells them.
