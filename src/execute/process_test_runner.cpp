@@ -101,7 +101,6 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
                               const schedule::Assignment& assignment) {
   const auto now = Clock::now();
   auto running = std::make_unique<RunningTest>();
-  running->keeps_processes = !test.test->detail().fixtures_setup.empty();
   running->test = &test;
   running->assignment = assignment;
   running->started = now;

@@ -140,7 +140,6 @@ class ProcessTestRunner final : public schedule::TestRunner {
     std::vector<pid_t> left_behind;
     // A CTest fixture's setup: what it leaves running (a server for the
     // fixture's tests) is kept, not a leak, until release_kept().
-    bool keeps_processes = false;
     std::vector<pid_t> kept;
     std::unique_ptr<process::TestCgroup> cgroup;  // null where cgroups are not used
     // network = "isolated": its ranks' namespace, released when it ends.

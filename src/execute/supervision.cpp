@@ -208,7 +208,7 @@ void ProcessTestRunner::end_left_behind(RunningTest& running,
   running.left_behind = test_processes(running, last_rank.process_group());
   // A fixture's setup keeps what it started for the fixture's tests: not a
   // leak, and not killed until they end (release_kept).
-  if (running.keeps_processes && !running.left_behind.empty()) {
+  if (!running.test->test->detail().fixtures_setup.empty() && !running.left_behind.empty()) {
     running.kept = std::move(running.left_behind);
     running.left_behind.clear();
     return;

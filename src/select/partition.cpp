@@ -135,8 +135,7 @@ std::vector<std::size_t> fixture_groups(const std::vector<TestCase>& tests,
       for (const auto& name : *names) {
         const auto node =
             fixture_node
-                .emplace(tests[i].source->label + "::" + name,
-                         positions.size() + fixture_node.size())
+                .emplace(scoped_name(tests[i], name), positions.size() + fixture_node.size())
                 .first->second;
         if (first) joins.emplace_back(*first, node);
         else first = node;
@@ -164,42 +163,34 @@ std::size_t keep_partition(std::vector<TestCase>& tests, const Selection& select
       ids.push_back(tests[i].id);
       positions.push_back(i);
     }
-  const auto group = fixture_groups(tests, positions);
-  bool grouped = false;
-  for (std::size_t k = 0; k < group.size(); ++k) grouped = grouped || group[k] != k;
-  std::vector<bool> members;
-  if (!grouped) {
-    members = partition_members(ids, partition, expected);
-  } else {
-    // Each group as one item: named by its smallest id (the same in every
-    // job, whatever order discovery gave), as long as its tests together.
+  // Each group is one item of the split, named by its smallest id (the
+  // same in every job, whatever order discovery gave) and as long as its
+  // tests together. A test without fixtures is a group of its own, so a
+  // suite without fixtures is split test by test.
+  const auto group = fixture_groups(tests, positions);  // its first test, which comes first
+  std::vector<std::size_t> firsts;
+  std::vector<std::string> name_of(ids.size());  // by a group's first test
+  for (std::size_t k = 0; k < ids.size(); ++k) {
+    if (group[k] == k) firsts.push_back(k);
+    if (group[k] == k || ids[k] < name_of[group[k]]) name_of[group[k]] = ids[k];
+  }
+  std::map<std::string, config::Duration> group_expected;
+  if (partition.strategy == Partition::Strategy::time) {
     const auto fallback = unknown_duration(ids, expected);
-    std::map<std::size_t, std::string> name_of;  // group -> its smallest id
-    std::map<std::string, config::Duration> group_expected;
-    for (std::size_t k = 0; k < ids.size(); ++k) {
-      auto [it, fresh] = name_of.emplace(group[k], ids[k]);
-      if (!fresh && ids[k] < it->second) it->second = ids[k];
-    }
     for (std::size_t k = 0; k < ids.size(); ++k) {
       const auto it = expected.find(ids[k]);
       group_expected[name_of[group[k]]] += it == expected.end() ? fallback : it->second;
     }
-    std::vector<std::string> names;
-    std::vector<std::size_t> groups_in_order;
-    for (const auto& [g, name] : name_of) {
-      names.push_back(name);
-      groups_in_order.push_back(g);
-    }
-    const auto group_members = partition_members(names, partition, group_expected);
-    std::map<std::size_t, bool> mine;
-    for (std::size_t n = 0; n < names.size(); ++n) mine[groups_in_order[n]] = group_members[n];
-    members.resize(ids.size());
-    for (std::size_t k = 0; k < ids.size(); ++k) members[k] = mine[group[k]];
   }
+  std::vector<std::string> names;
+  for (const auto first : firsts) names.push_back(name_of[first]);
+  const auto chosen = partition_members(names, partition, group_expected);
+  std::vector<bool> group_chosen(ids.size(), false);  // by a group's first test
+  for (std::size_t n = 0; n < firsts.size(); ++n) group_chosen[firsts[n]] = chosen[n];
   // Setup and cleanup tests the selection left out come with the tests
   // that require their fixture.
   std::vector<bool> runs(tests.size(), false);
-  for (std::size_t k = 0; k < ids.size(); ++k) runs[positions[k]] = members[k];
+  for (std::size_t k = 0; k < ids.size(); ++k) runs[positions[k]] = group_chosen[group[k]];
   add_fixture_tests(tests, runs);
   std::set<std::string> others;
   for (std::size_t k = 0; k < ids.size(); ++k)

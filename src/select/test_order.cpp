@@ -10,17 +10,16 @@
 namespace ranktest::select {
 namespace {
 
-// A fixture or test name within its build folder.
-std::string scoped(const TestCase& test, const std::string& name) {
-  return test.source->label + "::" + name;
-}
-
 bool orders_anything(const TestDetails& details) {
   return !details.depends.empty() || !details.fixtures_setup.empty() ||
          !details.fixtures_cleanup.empty() || !details.fixtures_required.empty();
 }
 
 }  // namespace
+
+std::string scoped_name(const TestCase& test, const std::string& name) {
+  return test.source->label + "::" + name;
+}
 
 std::vector<std::vector<Prerequisite>> prerequisites_among(
     const std::vector<const TestCase*>& tests) {
@@ -34,22 +33,21 @@ std::vector<std::vector<Prerequisite>> prerequisites_among(
     if (!orders_anything(details)) continue;
     depends = depends || !details.depends.empty();
     for (const auto& name : details.fixtures_setup)
-      fixtures[scoped(*tests[i], name)].setups.push_back(i);
+      fixtures[scoped_name(*tests[i], name)].setups.push_back(i);
     for (const auto& name : details.fixtures_cleanup)
-      fixtures[scoped(*tests[i], name)].cleanups.push_back(i);
+      fixtures[scoped_name(*tests[i], name)].cleanups.push_back(i);
     for (const auto& name : details.fixtures_required)
-      fixtures[scoped(*tests[i], name)].requirers.push_back(i);
+      fixtures[scoped_name(*tests[i], name)].requirers.push_back(i);
   }
   if (fixtures.empty() && !depends) return {};
 
   std::vector<std::vector<Prerequisite>> before(tests.size());
   if (depends) {
-    // A test's id is its build folder's label and its CTest name.
     std::unordered_map<std::string, std::size_t> by_id;
     for (std::size_t i = 0; i < tests.size(); ++i) by_id.emplace(tests[i]->id, i);
     for (std::size_t i = 0; i < tests.size(); ++i)
       for (const auto& name : tests[i]->detail().depends)
-        if (const auto found = by_id.find(scoped(*tests[i], name));
+        if (const auto found = by_id.find(scoped_name(*tests[i], name));
             found != by_id.end() && found->second != i)
           before[i].push_back(Prerequisite{found->second, false, {}});
   }
@@ -115,9 +113,9 @@ std::size_t add_fixture_tests(const std::vector<TestCase>& tests, std::vector<bo
   std::map<std::string, std::vector<std::size_t>> providers;  // scoped fixture -> tests
   for (std::size_t i = 0; i < tests.size(); ++i) {
     const auto& details = tests[i].detail();
-    for (const auto& name : details.fixtures_setup) providers[scoped(tests[i], name)].push_back(i);
+    for (const auto& name : details.fixtures_setup) providers[scoped_name(tests[i], name)].push_back(i);
     for (const auto& name : details.fixtures_cleanup)
-      providers[scoped(tests[i], name)].push_back(i);
+      providers[scoped_name(tests[i], name)].push_back(i);
   }
   if (providers.empty()) return 0;
   std::vector<std::size_t> work;
@@ -128,7 +126,7 @@ std::size_t add_fixture_tests(const std::vector<TestCase>& tests, std::vector<bo
     const auto test = work.back();
     work.pop_back();
     for (const auto& name : tests[test].detail().fixtures_required) {
-      const auto found = providers.find(scoped(tests[test], name));
+      const auto found = providers.find(scoped_name(tests[test], name));
       if (found == providers.end()) continue;
       for (const auto provider : found->second)
         if (!runs[provider]) {
@@ -152,11 +150,11 @@ RunOrder run_order(const TestPlan& plan) {
   std::map<std::string, const NotRunnable*> unrunnable_setups;
   for (const auto& entry : plan.cannot_run)
     for (const auto& name : entry.test->detail().fixtures_setup)
-      unrunnable_setups.emplace(scoped(*entry.test, name), &entry);
+      unrunnable_setups.emplace(scoped_name(*entry.test, name), &entry);
   if (unrunnable_setups.empty()) return order;
   for (std::size_t i = 0; i < tests.size(); ++i)
     for (const auto& name : tests[i]->detail().fixtures_required) {
-      const auto found = unrunnable_setups.find(scoped(*tests[i], name));
+      const auto found = unrunnable_setups.find(scoped_name(*tests[i], name));
       if (found == unrunnable_setups.end()) continue;
       order.blocked.resize(tests.size());
       order.blocked[i] = fmt::format("the setup test {} of its fixture {} cannot run here: {}",

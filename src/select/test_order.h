@@ -14,6 +14,10 @@ namespace ranktest::select {
 
 struct TestPlan;
 
+// A fixture's or a test's name as `test`'s build folder knows it:
+// "<source label>::<name>" (a test's id is its own scoped name).
+std::string scoped_name(const TestCase& test, const std::string& name);
+
 // A test that must end before another starts.
 struct Prerequisite {
   std::size_t index = 0;  // into the same list as the test that waits
