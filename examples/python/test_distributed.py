@@ -47,4 +47,6 @@ def test_a_rank_skips_a_collective(group):
 
 
 def test_runs_without_ranks():
-    assert os.environ.get("WORLD_SIZE") == "1"
+    # A test without ranks looks like a plain pytest run: no launcher
+    # variables that would tell a framework its processes were started for it.
+    assert "WORLD_SIZE" not in os.environ and "LOCAL_RANK" not in os.environ

@@ -41,17 +41,35 @@ def _write_json(path, data):
     os.replace(temporary, path)
 
 
+def _quiet_reporter_class():
+    """pytest's TerminalReporter without its hooks: its writer, sections and
+    stats work for whoever calls them, but it prints no progress, failure
+    report or summary of its own. (pluggy registers only the pytest_*
+    attributes that are functions.)"""
+    from _pytest.terminal import TerminalReporter
+
+    hooks = {name: None for name in dir(TerminalReporter) if name.startswith("pytest_")}
+    return type("_QuietReporter", (TerminalReporter,), hooks)
+
+
+_QuietReporter = _quiet_reporter_class()
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config):
     global _stack_file
     # ranktest reports; pytest's own progress and summary would only bury
-    # the test's output in its log. (Its options stay: assertion rewriting
-    # reads them.)
+    # the test's output in its log. The reporter stays, quiet: conftests
+    # and plugins write through it (Lightning's conftest calls
+    # config.get_terminal_writer() while collecting), and what they write
+    # goes to the test's log as it would to the terminal. (Its options
+    # stay too: assertion rewriting reads them.)
     if any(os.environ.get(name) for name in
            ("RANKTEST_RESULT_FILE", "RANKTEST_COLLECT_OUT", "RANKTEST_FORK_SERVER")):
         reporter = config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None:
+        if reporter is not None and not isinstance(reporter, _QuietReporter):
             config.pluginmanager.unregister(reporter)
+            config.pluginmanager.register(_QuietReporter(config, sys.stdout), "terminalreporter")
     config.addinivalue_line(
         "markers",
         "ranktest(ranks=1, devices=None, exclusive=False, timeout=None): how ranktest "

@@ -13,6 +13,8 @@
 #include "events/journal.h"
 #include "events/previous_durations.h"
 #include "execute/child_audit.h"
+#include "execute/framework_adapter.h"
+#include "process/process_exit_watch.h"
 #include "history/history_reporter.h"
 #include "report/github_reporter.h"
 #include "report/html_reporter.h"
@@ -269,6 +271,23 @@ int run_command(const CommandLine& cli) {
   for (const auto* test : plan.to_skip) recorder.test_skipped(*test);
   for (const auto& entry : plan.cannot_run) recorder.test_cannot_run(entry);
 
+  // The workers of pytest tests are watched through the kernel's process
+  // events (a pass whose worker failed is suspicious); said once where
+  // they cannot be had.
+  std::optional<process::ProcessExitWatch> exit_watch;
+  if (std::any_of(plan.to_run.begin(), plan.to_run.end(), [](const auto& test) {
+        return execute::adapter_for(test.test->source->kind).watches_workers() &&
+               !test.settings->audit_children;
+      })) {
+    auto opened = process::ProcessExitWatch::open();
+    if (opened) exit_watch.emplace(std::move(*opened));
+    else
+      warn(fmt::format("the exits of tests' worker processes are not watched here ({}): a "
+                       "pass whose worker failed is not flagged; audit-children = true "
+                       "traces them (docs/configuration.md)",
+                       opened.error().message));
+  }
+
   // Orphans of the tests (double forks, daemons) come back to us, so their
   // exits are seen and nothing outlives the run unnoticed.
   process::become_subreaper();
@@ -289,6 +308,7 @@ int run_command(const CommandLine& cli) {
                                .mpirun = config.mpirun,
                                .slurm = config.slurm,
                                .rank_helper = execute::rank_helper_path(),
+                               .exit_watch = exit_watch ? &*exit_watch : nullptr,
                                .warn = warn});
     schedule::ResourcePool resources(
         config.jobs, inventory,

@@ -26,13 +26,24 @@ Expected<std::vector<Hint>> parse_hints(std::string_view toml, const std::string
     if (!table) return Error{place + ": [[hint]] must be a table"};
     Hint hint;
     for (const auto& [key, value] : *table) {
+      if (key == "when") {
+        const auto text = value.value<std::string>();
+        if (!text || (*text != "any" && *text != "failure" && *text != "pass"))
+          return Error{fmt::format("{}: key 'when' in [[hint]] must be \"any\", \"failure\" or "
+                                   "\"pass\"",
+                                   place)};
+        hint.when = *text == "failure" ? Hint::When::failure
+                    : *text == "pass"  ? Hint::When::pass
+                                       : Hint::When::any;
+        continue;
+      }
       std::string* target = key == "match"         ? &hint.match
                             : key == "explanation" ? &hint.explanation
                             : key == "fix"         ? &hint.fix
                                                    : nullptr;
       if (!target)
         return Error{fmt::format("{}: unknown key '{}' in [[hint]]; known keys are: match, "
-                                 "explanation, fix",
+                                 "explanation, fix, when",
                                  place, key.str())};
       if (!value.is_string())
         return Error{fmt::format("{}: key '{}' in [[hint]] must be a string", place, key.str())};

@@ -14,6 +14,11 @@ struct Hint {
   std::string match;  // plain text that identifies the error
   std::string explanation;
   std::string fix;
+  // Which tests it speaks to (`when`): any failure or suspicious pass, only
+  // failures, or only suspicious passes (a line that means "swallowed" when
+  // the test passed, and is the failure passed on when it failed).
+  enum class When { any, failure, pass };
+  When when = When::any;
 };
 
 // data/hints.toml, as built into this ranktest.

@@ -196,8 +196,23 @@ std::string collection_inputs_stamp(const Json& inputs, const std::vector<std::s
   return fmt::format("{:016x}", fnv1a(stamp_text));
 }
 
+namespace {
+
+// Whether no collected file is `path` or inside it. (Paths order element
+// by element, so a folder's files come right after it.)
+bool collects_nothing(const fs::path& path, const std::set<fs::path>& files) {
+  const auto at = files.lower_bound(path);
+  if (at == files.end()) return true;
+  if (*at == path) return false;
+  const auto prefix = path.string() + "/";
+  return at->string().compare(0, prefix.size(), prefix) != 0;
+}
+
+}  // namespace
+
 Expected<std::vector<TestCase>> parse_pytest_collection(std::string_view text,
-                                                       const TestSource& like) {
+                                                       const TestSource& like,
+                                                       std::set<fs::path>* files) {
   const auto json = Json::parse(text::repair_utf8(text), nullptr, false);
   if (json.is_discarded() || !json.is_object() || !json.contains("tests") ||
       !json["tests"].is_array())
@@ -210,6 +225,8 @@ Expected<std::vector<TestCase>> parse_pytest_collection(std::string_view text,
   // One source per file, labelled by it: the tests of a file share it.
   std::map<std::string, std::shared_ptr<const TestSource>> sources;
   const auto base = [&](const std::string& nodeid) {
+    if (files && !rootdir.empty() && nodeid != ".")
+      files->insert((fs::path(rootdir) / nodeid.substr(0, nodeid.find("::"))).lexically_normal());
     TestCase test;
     test.id = nodeid;
     test.name = nodeid;
@@ -228,6 +245,10 @@ Expected<std::vector<TestCase>> parse_pytest_collection(std::string_view text,
     const auto nodeid = entry.value("nodeid", std::string());
     if (nodeid.empty()) continue;
     TestCase test = base(nodeid);
+    // The file it was collected from (a test inherited from another
+    // module's class belongs to the file that collected it).
+    if (files && entry.contains("file") && entry["file"].is_string())
+      files->insert(fs::path(entry["file"].get<std::string>()).lexically_normal());
     auto details = std::make_shared<TestDetails>();
     details->run_argument = entry.value("argument", nodeid);
     if (entry.contains("line") && entry["line"].is_number_integer())
@@ -304,6 +325,7 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
   like.launcher = source.launcher;
   like.network = source.network;
   like.private_tmpdir = source.private_tmpdir;
+  std::set<fs::path> collected_files;
   const auto finish = [&](Expected<std::vector<TestCase>> tests) -> Expected<DiscoveredPytest> {
     if (!tests) return Error{fmt::format("{}: {}", where, tests.error().message)};
     if (tests->empty() && !source.allow_empty)
@@ -311,6 +333,16 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
                                "set allow-empty = true in this [[source]], else check its "
                                "paths and pytest's python_files/python_functions settings",
                                where, fmt::join(source.paths, ", "))};
+    // Each path must give a test too: one that collects nothing (its tests
+    // renamed, a python_files pattern that misses it) would otherwise
+    // vanish from a run that still passes.
+    if (!source.allow_empty && paths->size() > 1)
+      for (const auto& path : *paths)
+        if (collects_nothing(fs::absolute(path).lexically_normal(), collected_files))
+          return Error{fmt::format("{}: pytest collected no tests from {}; if that is expected, "
+                                   "set allow-empty = true in this [[source]], else check the "
+                                   "path and pytest's python_files/python_functions settings",
+                                   where, path.string())};
     DiscoveredPytest discovered;
     discovered.tests = std::move(*tests);
     return discovered;
@@ -327,7 +359,8 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
         cached.contains("collection") && cached["collection"].is_string() &&
         cached.contains("inputs") && cached.contains("inputs_stamp") &&
         cached["inputs_stamp"] == collection_inputs_stamp(cached["inputs"], environment, newest))
-      return finish(parse_pytest_collection(cached["collection"].get<std::string>(), like));
+      return finish(
+          parse_pytest_collection(cached["collection"].get<std::string>(), like, &collected_files));
   }
 
   auto scratch = process::TemporaryDirectory::create("ranktest-collect-");
@@ -375,7 +408,7 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
                              hint, quote(output))};
   }
   const auto collection = text::read_file(out_path);
-  auto tests = parse_pytest_collection(collection, like);
+  auto tests = parse_pytest_collection(collection, like, &collected_files);
   if (!tests) return Error{fmt::format("{}: {}", where, tests.error().message)};
   // 0: collected; 5: nothing to collect; 2: collection errors (they are
   // tests now). Anything else (4: a usage error such as a missing path)

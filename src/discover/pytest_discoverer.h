@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,6 +58,7 @@ std::string collection_inputs_stamp(const nlohmann::json& inputs,
 // Reads the plugin's collection JSON. The tests of one file share a source:
 // `like`, labelled with the file.
 Expected<std::vector<TestCase>> parse_pytest_collection(std::string_view json,
-                                                       const TestSource& like);
+                                                       const TestSource& like,
+                                                       std::set<std::filesystem::path>* files = nullptr);
 
 }  // namespace ranktest::discover

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -47,6 +48,25 @@ bool ended_badly(const AuditedChild& child) {
     }
   }
   return child.exit_code.value_or(0) != 0;
+}
+
+bool is_worker(const AuditedChild& child) {
+  if (!child.execd) return child.exit_code != 255 && child.exit_code != 127;
+  for (const std::string_view mark :
+       {"--multiprocessing-fork", "from multiprocessing.spawn import", "multiprocessing.forkserver"})
+    if (child.command.find(mark) != std::string::npos) return true;
+  return false;
+}
+
+AuditedChild audited_from(const process::WatchedExit& watched) {
+  AuditedChild child;
+  child.pid = watched.pid;
+  child.ppid = watched.ppid;
+  child.command = watched.command;
+  child.execd = watched.execd;
+  if (WIFSIGNALED(watched.status)) child.signal = WTERMSIG(watched.status);
+  else child.exit_code = WEXITSTATUS(watched.status);
+  return child;
 }
 
 std::string describe_process(const AuditedChild& child) {

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "process/process_exit_watch.h"
+
 namespace ranktest::execute {
 
 struct AuditedChild {
@@ -29,6 +31,19 @@ std::vector<AuditedChild> parse_child_audit(std::string_view jsonl);
 // SIGTERM, SIGINT, SIGHUP, SIGKILL and SIGPIPE are how tests stop their own
 // helpers, so a child ended by one of them is not counted.
 bool ended_badly(const AuditedChild& child);
+
+// A worker of the test: a forked copy of one of its processes (os.fork,
+// multiprocessing's "fork") or an interpreter that multiprocessing started
+// ("spawn", "forkserver": torch.multiprocessing.spawn, torch's
+// MultiProcessTestCase). A worker's failure is what a harness swallows. A
+// program the test runs as a tool (git, a compiler, `python -m tool` whose
+// exit code it checks) is not one, and neither is a fork that failed to
+// exec (subprocess's child exits 255, posix_spawn's 127: the parent got
+// the error).
+bool is_worker(const AuditedChild& child);
+
+// What the process watch saw, as the audit would have recorded it.
+AuditedChild audited_from(const process::WatchedExit& watched);
 
 // "child 12 (python3 -c raise SystemExit(3))", "forked child 13"
 std::string describe_process(const AuditedChild& child);

@@ -28,8 +28,12 @@ void attach_hints(TestResult& result, const std::vector<config::Hint>& hints) {
   for (const auto& failure : result.failures) said += "\n" + failure.text;
   for (const auto& rank : result.ranks) said += "\n" + rank.reason + "\n" + rank.output_excerpt;
   for (const auto& line : result.suspicious) said += "\n" + line;
+  const bool failed = is_failure(result.outcome);
   for (const auto& hint : hints) {
     if (result.hints.size() >= 2) break;
+    if ((hint.when == config::Hint::When::pass && failed) ||
+        (hint.when == config::Hint::When::failure && !failed))
+      continue;
     if (said.find(hint.match) != std::string::npos)
       result.hints.push_back(TestResult::Hint{hint.match, hint.explanation, hint.fix});
   }

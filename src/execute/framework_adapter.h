@@ -72,6 +72,13 @@ class FrameworkAdapter {
   // attaching would otherwise hide.
   virtual bool dumps_stacks_on_signal() const { return false; }
 
+  // Whether a pass whose worker process failed (is_worker, child_audit.h)
+  // is suspicious without audit-children: where the process watch can see
+  // it, a harness that swallows its workers' exits cannot hide them. Not
+  // for gtest (a death test's forked child dies on purpose) nor CTest
+  // (whatever its commands run).
+  virtual bool watches_workers() const { return false; }
+
   // Whether a forked test can skip the server's teardown (fork-exit), so a
   // source's first forked test probes whether that teardown matters.
   virtual bool has_fast_exit() const { return false; }

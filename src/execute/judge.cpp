@@ -67,8 +67,8 @@ void judge_left_behind(TestResult& result, const TestFacts& facts) {
 // survivors waiting for it.
 void name_failed_descendant(TestResult& result, const TestFacts& facts) {
   for (const auto& rank : facts.ranks) {
-    if (!rank.audited) continue;
-    for (const auto& child : *rank.audited) {
+    const auto& seen = rank.audited ? *rank.audited : rank.failed_workers;
+    for (const auto& child : seen) {
       if (!ended_badly(child)) continue;
       const auto what = describe(child);
       append(result, "probable root cause: " + what);
@@ -83,6 +83,30 @@ void name_failed_descendant(TestResult& result, const TestFacts& facts) {
       return;  // the first that failed
     }
   }
+}
+
+// A pass whose worker failed, seen by the process watch without an audit:
+// the failure a harness swallows (torch's MultiProcessTestCase whose return
+// code check was skipped, a decorator around spawn). Said, not failed: the
+// test may have meant it; audit-children = true makes it child-failed.
+void flag_failed_workers(TestResult& result, const TestFacts& facts) {
+  if (result.outcome != Outcome::passed && result.outcome != Outcome::xpassed) return;
+  const bool many = facts.ranks.size() > 1;
+  std::size_t count = 0;
+  for (const auto& rank : facts.ranks) count += rank.failed_workers.size();
+  for (const auto& rank : facts.ranks)
+    for (const auto& child : rank.failed_workers) {
+      if (result.suspicious.size() >= 2) break;
+      result.suspicious.push_back(fmt::format("{}{} while the test passed (audit-children = true "
+                                              "fails the test for it)",
+                                              many ? fmt::format("[rank {}] ", rank.result.rank)
+                                                   : std::string(),
+                                              describe(child)));
+    }
+  if (count > result.suspicious.size())
+    result.suspicious.push_back(fmt::format("and {} more worker{} ended badly",
+                                            count - result.suspicious.size(),
+                                            count - result.suspicious.size() == 1 ? "" : "s"));
 }
 
 // Peak memory and process count, and what the limits did: a process the
@@ -183,6 +207,7 @@ TestResult judge_test(const TestFacts& facts) {
   judge_left_behind(result, facts);
   if (result.outcome == Outcome::timed_out) name_failed_descendant(result, facts);
   judge_cgroup(result, facts);
+  flag_failed_workers(result, facts);
   return result;
 }
 

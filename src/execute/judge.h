@@ -46,6 +46,9 @@ struct EndedRank {
   bool stopped = false;
   int pid = 0;  // on its node, to name it
   std::optional<std::vector<AuditedChild>> audited;
+  // Workers of the rank (is_worker) that ended badly, as the process watch
+  // saw them without an audit: a pass with one is suspicious, not failed.
+  std::vector<AuditedChild> failed_workers;
 };
 
 struct TestFacts {

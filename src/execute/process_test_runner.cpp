@@ -32,7 +32,8 @@ RankPlan rank_command(const select::PlannedTest& planned, const schedule::Assign
   env.emplace_back("RANKTEST_ATTEMPT", std::to_string(assignment.attempt));
   env.emplace_back("RANKTEST_RUN_DIR", folder.path().string());
   const auto contract =
-      rank_environment(assignment.grant, rank, planned.settings->ranks, inventory_kinds);
+      rank_environment(assignment.grant, rank, planned.settings->ranks, planned.settings->ranked,
+                       inventory_kinds);
   env.insert(env.end(), contract.begin(), contract.end());
   adapter.add_device_environment(test, assignment.grant.devices, request);
   request.working_directory = source.working_directory;
@@ -267,6 +268,10 @@ bool ProcessTestRunner::spawn_ranks(RunningTest& running) {
       return false;
     }
     slot.child = std::move(*child);
+    if (options_.exit_watch && adapter.watches_workers() && slot.audit_path.empty()) {
+      options_.exit_watch->watch(slot.child.pid());
+      slot.watched = true;
+    }
   }
   // A forked test may have ended before it was adopted: its exit is waiting.
   for (auto& rank : running.ranks)
@@ -301,9 +306,13 @@ schedule::RunnerWakeup ProcessTestRunner::wait(
     // Nothing to do until a test ends: the cgroups' housekeeping now, off
     // the path from one test's end to the next one's start.
     if (options_.cgroups) options_.cgroups->tidy();
+    auto descriptors = starting_server_descriptors();
+    if (options_.exit_watch) descriptors.push_back(options_.exit_watch->descriptor());
     const auto event =
         signals_.wait_until(wake_by ? std::min(*wake_by, next_deadline()) : next_deadline(),
-                            starting_server_descriptors());
+                            descriptors);
+    // Read as they come, so the kernel's queue never overflows.
+    if (options_.exit_watch) options_.exit_watch->drain();
     if (event.termination_signal) {
       // A second signal while stopping: no more grace.
       if (stopping_)

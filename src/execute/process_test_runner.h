@@ -30,6 +30,7 @@
 #include "execute/run_folder.h"
 #include "process/child_process.h"
 #include "process/network_namespace.h"
+#include "process/process_exit_watch.h"
 #include "process/signal_watch.h"
 #include "process/test_cgroup.h"
 #include "schedule/scheduler.h"
@@ -55,6 +56,10 @@ struct RunnerOptions {
   config::LauncherConfig mpirun;
   config::LauncherConfig slurm;
   std::filesystem::path rank_helper;
+  // The kernel's process events, where they can be had: the workers a
+  // pytest test starts are watched, and a pass whose worker failed is
+  // suspicious (audit-children makes it child-failed).
+  process::ProcessExitWatch* exit_watch = nullptr;
   // Where the runner's warnings go (a RunWarning event): a fork server that
   // cannot serve, a binary whose teardown matters.
   std::function<void(const std::string&)> warn;
@@ -87,6 +92,8 @@ class ProcessTestRunner final : public schedule::TestRunner {
     std::optional<RankResult> result{};  // set once reaped (judge_rank)
     // What ranktest-audit recorded, read once the rank is reaped.
     std::optional<std::vector<AuditedChild>> audited{};
+    // Its processes are watched (exit_watch) under its pid.
+    bool watched = false;
     bool stopped = false;  // still running when another rank's failure stopped it
     // Started by a launcher: the test's pid on its node, once ranktest-rank
     // said it started; what it left running there.

@@ -73,6 +73,7 @@ class PytestAdapter final : public FrameworkAdapter {
   }
 
   bool dumps_stacks_on_signal() const override { return true; }
+  bool watches_workers() const override { return true; }
 };
 
 }  // namespace

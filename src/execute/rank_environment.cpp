@@ -45,13 +45,20 @@ std::vector<std::string> rank_share(const std::vector<std::string>& ids, int ran
   return {first, first + static_cast<long>(share)};
 }
 
-Environment rank_environment(const schedule::Grant& grant, int rank, int world,
+Environment rank_environment(const schedule::Grant& grant, int rank, int world, bool ranked,
                              const std::vector<std::string>& inventory_kinds) {
-  Environment env{{"RANK", std::to_string(rank)},
-                  {"WORLD_SIZE", std::to_string(world)},
-                  {"LOCAL_RANK", std::to_string(rank)},
-                  {"LOCAL_WORLD_SIZE", std::to_string(world)},
-                  {"MASTER_ADDR", "127.0.0.1"}};
+  Environment env;
+  if (ranked) {
+    env = {{"RANK", std::to_string(rank)},
+           {"WORLD_SIZE", std::to_string(world)},
+           {"LOCAL_RANK", std::to_string(rank)},
+           {"LOCAL_WORLD_SIZE", std::to_string(world)},
+           {"GROUP_RANK", "0"}};
+  }
+  // Every test has its own rendezvous address and port, ranked or not: a
+  // framework that starts its own processes (Lightning's DDP, torch's
+  // spawn) meets them there, never on another running test's port.
+  env.emplace_back("MASTER_ADDR", "127.0.0.1");
   if (grant.port) env.emplace_back("MASTER_PORT", std::to_string(grant.port));
   std::set<std::string> kinds(inventory_kinds.begin(), inventory_kinds.end());
   for (const auto& [kind, ids] : grant.devices) kinds.insert(kind);

@@ -8,14 +8,27 @@
 #include "execute/process_test_runner.h"
 
 namespace ranktest::execute {
+namespace {
+
+// How long the end of a test waits for the exit events of its workers that
+// their parent reaped already (the kernel tells of an exit just after).
+constexpr auto kExitEventsSettle = std::chrono::milliseconds(50);
+
+}  // namespace
 
 schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
   const auto& settings = *running.test->settings;
   TestFacts facts;
-  for (const auto& rank : running.ranks)
-    facts.ranks.push_back(EndedRank{*rank.result, rank.stopped,
-                                    rank.remote_pid ? rank.remote_pid : rank.child.pid(),
-                                    rank.audited});
+  for (const auto& rank : running.ranks) {
+    EndedRank ended{*rank.result, rank.stopped,
+                    rank.remote_pid ? rank.remote_pid : rank.child.pid(), rank.audited, {}};
+    if (rank.watched)
+      for (const auto& watched : options_.exit_watch->take(rank.child.pid(), kExitEventsSettle)) {
+        auto child = audited_from(watched);
+        if (is_worker(child) && ended_badly(child)) ended.failed_workers.push_back(std::move(child));
+      }
+    facts.ranks.push_back(std::move(ended));
+  }
   facts.first_failed = running.first_failed;
   facts.timed_out = running.timed_out;
   facts.interrupted = running.interrupted;

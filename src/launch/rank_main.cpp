@@ -80,6 +80,9 @@ std::int64_t realtime_ns() {
   ::setenv("LOCAL_RANK", std::to_string(identity.local_rank).c_str(), 1);
   ::setenv("LOCAL_WORLD_SIZE", std::to_string(identity.local_world).c_str(), 1);
   if (identity.several_nodes) {
+    // The node's index among the step's nodes, where the launcher says it.
+    if (const char* node = std::getenv("SLURM_NODEID")) ::setenv("GROUP_RANK", node, 1);
+    else ::unsetenv("GROUP_RANK");
     const auto address = master_address.empty() ? identity.first_node : master_address;
     if (!address.empty()) ::setenv("MASTER_ADDR", address.c_str(), 1);
   }

@@ -438,8 +438,8 @@ void TerminalReporter::on(const events::RunFinished& event) {
     fmt::print(out_, "ranktest: {} test{} interrupted\n", counts.interrupted,
                counts.interrupted == 1 ? "" : "s");
   if (!suspicious_.empty()) {
-    fmt::print(out_, "ranktest: {} passing test{} printed failure signatures "
-               "(suspicious-output), check that nothing was swallowed:\n",
+    fmt::print(out_, "ranktest: {} passing test{} may have swallowed a failure (a worker "
+               "that failed, or failure signatures in the output), check:\n",
                suspicious_.size(), suspicious_.size() == 1 ? "" : "s");
     for (const auto& id : suspicious_)
       fmt::print(out_, "{} {}\n", label("SUSPECT", Tone::notice), in_name_column(id));

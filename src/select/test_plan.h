@@ -29,6 +29,12 @@ struct ResolvedSettings {
   config::Duration timeout;
   config::Duration slow = std::chrono::seconds(60);
   int ranks = 1;
+  // Whether a `ranks` setting or marker gave the test its ranks (even 1):
+  // only then does it get the rank variables (RANK, LOCAL_RANK, ...). A
+  // test without ranks must look to the code under test like a plain run,
+  // since frameworks read them to decide whether to start their own
+  // processes (Lightning: "LOCAL_RANK" set means "started for me").
+  bool ranked = false;
   int slots = 1;  // CPU slots it takes at least (CTest's PROCESSORS)
   std::map<std::string, int> devices;  // kind -> count, counts > 0 only
   bool exclusive = false;

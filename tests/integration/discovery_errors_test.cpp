@@ -130,6 +130,32 @@ TEST(DiscoveryErrors, ABinaryThatListsNothingIsAnError) {
   EXPECT_EQ(allowed.last_out_line(), "ranktest: 1 passed, 0 failed, 0 skipped");
 }
 
+// Each pytest path must collect a test: a second file whose test was
+// renamed (check_* instead of test_*) does not vanish from a green run.
+TEST(DiscoveryErrors, APytestPathThatCollectsNothingIsAnError) {
+  Workdir dir;
+  dir.write("tests/test_kept.py", "def test_kept():\n    pass\n");
+  dir.write("tests/test_renamed.py", "def check_renamed():\n    assert False\n");
+  dir.write("other/test_other.py", "def test_other():\n    pass\n");
+  const auto source = [](const std::string& extra) {
+    return "[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+           "paths = [\"tests/test_kept.py\", \"tests/test_renamed.py\", \"other\"]\n" + extra;
+  };
+  dir.write("ranktest.toml", source(""));
+  const auto run = run_ranktest(dir, {"run"});
+  EXPECT_EQ(run.exit_code, 3) << run.out << run.err;
+  EXPECT_NE(run.err.find("ranktest.toml:1:1: pytest collected no tests from tests/test_renamed.py; "
+                         "if that is expected, set allow-empty = true"),
+            std::string::npos) << run.err;
+  EXPECT_EQ(run.out.find("passed"), std::string::npos) << "nothing ran";
+  // Cached or not, the same.
+  EXPECT_EQ(run_ranktest(dir, {"run"}).exit_code, 3);
+  dir.write("ranktest.toml", source("allow-empty = true\n"));
+  const auto allowed = run_ranktest(dir, {"run"});
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.out << allowed.err;
+  EXPECT_EQ(allowed.last_out_line(), "ranktest: 2 passed, 0 failed, 0 skipped");
+}
+
 // A relative path in ranktest.toml names a file beside it: a program of
 // the same name in PATH (here /usr/bin/true, which lists nothing) never runs.
 TEST(DiscoveryErrors, ARelativeBinaryPathIsNeverLookedUpInPath) {

@@ -52,6 +52,7 @@ Workdir::~Workdir() {
 }
 
 void Workdir::write(const std::string& name, const std::string& content) const {
+  std::filesystem::create_directories((path_ / name).parent_path());
   std::ofstream(path_ / name, std::ios::binary) << content;
 }
 

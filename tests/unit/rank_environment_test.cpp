@@ -18,11 +18,12 @@ TEST(RankEnvironment, TheContractOfDesignMd) {
   schedule::Grant grant;
   grant.port = 20007;
   grant.devices["cuda"] = {"2", "3"};
-  const auto env = as_map(execute::rank_environment(grant, 1, 2, {"cuda", "tpu"}));
+  const auto env = as_map(execute::rank_environment(grant, 1, 2, true, {"cuda", "tpu"}));
   EXPECT_EQ(env.at("RANK"), "1");
   EXPECT_EQ(env.at("WORLD_SIZE"), "2");
   EXPECT_EQ(env.at("LOCAL_RANK"), "1");
   EXPECT_EQ(env.at("LOCAL_WORLD_SIZE"), "2");
+  EXPECT_EQ(env.at("GROUP_RANK"), "0");
   EXPECT_EQ(env.at("MASTER_ADDR"), "127.0.0.1");
   EXPECT_EQ(env.at("MASTER_PORT"), "20007");
   EXPECT_EQ(env.at("CUDA_VISIBLE_DEVICES"), "3");  // rank 1's half
@@ -38,13 +39,27 @@ TEST(RankEnvironment, UnevenGrantsAreSeenWholeByEveryRank) {
   schedule::Grant grant;
   grant.devices["cpu-sim"] = {"0", "1", "2", "3"};
   grant.devices["hip"] = {"5"};
-  const auto env = as_map(execute::rank_environment(grant, 0, 1, {}));
+  const auto env = as_map(execute::rank_environment(grant, 0, 1, true, {}));
   EXPECT_NE(env.at("XLA_FLAGS").find("--xla_force_host_platform_device_count=4"),
             std::string::npos);
   EXPECT_EQ(env.at("HIP_VISIBLE_DEVICES"), "5");
   EXPECT_EQ(env.at("ROCR_VISIBLE_DEVICES"), "5");
   EXPECT_EQ(env.at("RANKTEST_DEVICES"), "cpu-sim:0,cpu-sim:1,cpu-sim:2,cpu-sim:3,hip:5");
   EXPECT_EQ(env.count("MASTER_PORT"), 0u);
+}
+
+// Lightning reads "LOCAL_RANK" in os.environ as "my processes were started
+// for me" and then never starts rank 1: a test without ranks gets none of
+// the launcher's variables, only its rendezvous port and its devices.
+TEST(RankEnvironment, ATestWithoutRanksSeesNoLauncherVariables) {
+  schedule::Grant grant;
+  grant.port = 20011;
+  const auto env = as_map(execute::rank_environment(grant, 0, 1, false, {"cuda"}));
+  for (const char* name : {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK"})
+    EXPECT_EQ(env.count(name), 0u) << name;
+  EXPECT_EQ(env.at("MASTER_PORT"), "20011");
+  EXPECT_EQ(env.at("CUDA_VISIBLE_DEVICES"), "");
+  EXPECT_EQ(env.at("RANKTEST_DEVICES"), "");
 }
 
 TEST(RankOutput, RankSetsCollapseRuns) {

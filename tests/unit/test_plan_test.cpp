@@ -49,6 +49,7 @@ TEST(Overrides, FirstMatchWinsPerSetting) {
   const auto big = resolve_settings(config, make_test("Slow.Big"));
   EXPECT_EQ(big.timeout, std::chrono::seconds(600));
   EXPECT_EQ(big.ranks, 4);          // from the first override
+  EXPECT_TRUE(big.ranked);
   EXPECT_TRUE(big.exclusive);       // the first says nothing, the second does
   EXPECT_EQ(big.devices.at("cuda"), 1);
   EXPECT_EQ(resolve_settings(config, make_test("Fast.Small")).timeout,
@@ -58,6 +59,7 @@ TEST(Overrides, FirstMatchWinsPerSetting) {
   const auto plain = resolve_settings(config, make_test("Fast.Small"));
   EXPECT_EQ(plain.timeout, std::chrono::seconds(60));
   EXPECT_EQ(plain.ranks, 1);
+  EXPECT_FALSE(plain.ranked);  // no ranks setting: no rank variables
   EXPECT_FALSE(plain.exclusive);
   EXPECT_TRUE(plain.devices.empty());
 }

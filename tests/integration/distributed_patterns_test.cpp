@@ -1,0 +1,92 @@
+// The patterns of the suites ranktest exists for (PyTorch Lightning's and
+// torch.distributed's own tests), reproduced in tests/python_distributed
+// without them: a conftest writing through pytest's terminal writer, a test
+// that starts its own ranks unless launched, workers whose failures the
+// harness swallows or reports as a skip. Each ends the same in both modes.
+#include <gtest/gtest.h>
+
+#include "harness.h"
+
+namespace ranktest::testing {
+namespace {
+
+class DistributedPatterns : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DistributedPatterns, EndAsPytestSaysAndSwallowedWorkersAreSuspicious) {
+  Workdir dir;
+  dir.write("ranktest.toml",
+            "timeout = \"60s\"\n[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+            "paths = [\"" RANKTEST_SOURCE_DIR "/tests/python_distributed\"]\n"
+            "mode = \"" + GetParam() + "\"\n");
+  const auto run = run_ranktest(dir, {"run"});
+  const auto finished = run.finished();
+  const std::map<std::string, std::string> expected{
+      {"test_self_launching.py::test_starts_rank_one_itself_unless_launched", "passed"},
+      {"test_swallowed_workers.py::test_a_worker_exit_17_is_swallowed", "passed"},
+      {"test_swallowed_workers.py::test_every_worker_passes", "passed"},
+      {"test_swallowed_workers.py::test_workers_ask_for_a_skip", "skipped"},
+      {"test_swallowed_workers.py::test_a_forked_child_raises", "passed"},
+      {"test_swallowed_workers.py::test_runs_a_tool_that_fails_on_purpose", "passed"},
+  };
+  ASSERT_EQ(finished.size(), expected.size()) << run.out << run.err;
+  for (const auto& [id, outcome] : expected) {
+    ASSERT_TRUE(finished.count(id)) << id << "\n" << run.out << run.err;
+    EXPECT_EQ(finished.at(id)["result"]["outcome"], outcome) << finished.at(id).dump(2);
+    // The conftest's terminal writer works: the fork server collected, and
+    // no test fell back to a fresh interpreter.
+    EXPECT_EQ(finished.at(id)["forked"], GetParam() == "fork-server") << id;
+  }
+  const auto suspicious = [&](const std::string& id) {
+    return finished.at("test_swallowed_workers.py::" + id)["result"]["suspicious"];
+  };
+  // Swallowed: named, with the code, and the pass stays a pass.
+  ASSERT_EQ(suspicious("test_a_worker_exit_17_is_swallowed").size(), 1u) << run.out;
+  const auto exit_17 = suspicious("test_a_worker_exit_17_is_swallowed")[0].get<std::string>();
+  EXPECT_NE(exit_17.find("from multiprocessing.spawn import spawn_main"), std::string::npos)
+      << exit_17;
+  EXPECT_NE(exit_17.find("exited with code 17 while the test passed"), std::string::npos)
+      << exit_17;
+  ASSERT_EQ(suspicious("test_a_forked_child_raises").size(), 1u) << run.out;
+  EXPECT_NE(suspicious("test_a_forked_child_raises")[0].get<std::string>().find(
+                "forked child"),
+            std::string::npos);
+  // Not swallowed: clean workers, a skip its workers asked for, a tool
+  // whose failure the test checked.
+  EXPECT_EQ(suspicious("test_every_worker_passes").size(), 0u);
+  EXPECT_EQ(suspicious("test_workers_ask_for_a_skip").size(), 0u);
+  EXPECT_EQ(suspicious("test_runs_a_tool_that_fails_on_purpose").size(), 0u);
+  EXPECT_NE(run.out.find("ranktest: 2 passing tests may have swallowed a failure"),
+            std::string::npos) << run.out;
+  EXPECT_EQ(run.last_out_line(), "ranktest: 5 passed, 0 failed, 1 skipped");
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_EQ(run.err.find("fork server"), std::string::npos) << run.err;
+}
+
+// With the audit, the swallowed worker fails the test (child-failed); the
+// skip its workers asked for stays a skip.
+TEST(DistributedPatterns, TheAuditFailsASwallowedWorker) {
+  Workdir dir;
+  dir.write("ranktest.toml",
+            "timeout = \"60s\"\naudit-children = true\n[[source]]\nkind = \"pytest\"\n"
+            "python = \"/usr/bin/python3\"\n"
+            "paths = [\"" RANKTEST_SOURCE_DIR "/tests/python_distributed/test_swallowed_workers.py\"]\n");
+  const auto run = run_ranktest(dir, {"run"});
+  const auto finished = run.finished();
+  const auto outcome = [&](const std::string& id) {
+    return finished.at("test_swallowed_workers.py::" + id)["result"]["outcome"];
+  };
+  EXPECT_EQ(outcome("test_a_worker_exit_17_is_swallowed"), "child-failed") << run.out;
+  EXPECT_EQ(outcome("test_a_forked_child_raises"), "child-failed") << run.out;
+  EXPECT_EQ(outcome("test_workers_ask_for_a_skip"), "skipped") << run.out;
+  EXPECT_EQ(outcome("test_every_worker_passes"), "passed") << run.out;
+  EXPECT_EQ(run.exit_code, 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, DistributedPatterns, ::testing::Values("plain", "fork-server"),
+                         [](const auto& info) {
+                           return info.param == "plain" ? std::string("Plain")
+                                                        : std::string("ForkServer");
+                         });
+
+}  // namespace
+}  // namespace ranktest::testing
