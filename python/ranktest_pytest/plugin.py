@@ -32,6 +32,21 @@ import pytest
 _stack_file = None  # kept open for faulthandler
 _join_network = None  # libranktest-forkserver.so's ranktest_join_network, once loaded
 
+# What ranktest asks of this pytest process, and of no other: taken out of
+# the environment before any conftest or test module is imported, so a
+# pytest that a test starts again (Lightning's launcher re-runs pytest for
+# rank 1; multiprocessing's spawn) does not write this process's result
+# file or become a fork server, and an import-time copy of the environment
+# (mock.patch.dict(os.environ, os.environ.copy())) does not hold them.
+_asked = {name: os.environ.pop(name, None) for name in
+          ("RANKTEST_RESULT_FILE", "RANKTEST_COLLECT_OUT", "RANKTEST_FORK_SERVER",
+           "RANKTEST_FORK_LIBRARY")}
+# In a fork server, the marker of its environment: a copy of it made at
+# import (a decorator's snapshot) is recognised in a forked test by this.
+_SERVER_MARK = "RANKTEST_FORK_SERVER_ENVIRONMENT"
+if _asked["RANKTEST_FORK_SERVER"]:
+    os.environ[_SERVER_MARK] = str(os.getpid())
+
 
 def _write_json(path, data):
     """Writes atomically: the reader never sees half a file."""
@@ -64,8 +79,7 @@ def pytest_configure(config):
     # config.get_terminal_writer() while collecting), and what they write
     # goes to the test's log as it would to the terminal. (Its options
     # stay too: assertion rewriting reads them.)
-    if any(os.environ.get(name) for name in
-           ("RANKTEST_RESULT_FILE", "RANKTEST_COLLECT_OUT", "RANKTEST_FORK_SERVER")):
+    if any(_asked.values()):
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None and not isinstance(reporter, _QuietReporter):
             config.pluginmanager.unregister(reporter)
@@ -175,7 +189,7 @@ def _collection_inputs():
     }
 
 
-if os.environ.get("RANKTEST_COLLECT_OUT"):
+if _asked["RANKTEST_COLLECT_OUT"]:
     _record_collection_inputs()
 
 
@@ -252,7 +266,7 @@ def pytest_collectreport(report):
 
 def pytest_collection_finish(session):
     _stop_recording()
-    out = os.environ.get("RANKTEST_COLLECT_OUT")
+    out = _asked["RANKTEST_COLLECT_OUT"]
     if not out:
         return
     _write_json(out, {
@@ -284,7 +298,7 @@ _failed_reports = []
 def pytest_runtest_logreport(report):
     if report.failed:
         _failed_reports.append(report.nodeid)
-    out = os.environ.get("RANKTEST_RESULT_FILE")
+    out = _asked["RANKTEST_RESULT_FILE"]
     if not out:
         return
     phase = {
@@ -372,7 +386,7 @@ def pytest_make_collect_report(collector):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtestloop(session):
-    if not os.environ.get("RANKTEST_FORK_SERVER"):
+    if not _asked["RANKTEST_FORK_SERVER"]:
         return None
     _serve(session)
     return True
@@ -435,7 +449,7 @@ def _sibling_fork():
     per test and waits for nothing: libranktest-forkserver.so's
     ranktest_fork_as_sibling (named by RANKTEST_FORK_LIBRARY), with what
     os.fork does around fork() for Python. Returns it, or why it cannot."""
-    library = os.environ.get("RANKTEST_FORK_LIBRARY")
+    library = _asked["RANKTEST_FORK_LIBRARY"]
     if not library:
         return "RANKTEST_FORK_LIBRARY is not set (ranktest sets it)"
     try:
@@ -472,6 +486,38 @@ def _sibling_fork():
         return pid
 
     return fork
+
+
+def _refresh_environment_snapshots(item):
+    """A test decorated with mock.patch.dict(os.environ, os.environ.copy(),
+    clear=True) (about 50 of Lightning's) copied the environment when its
+    module was imported: in the server, without the test's ranks, port and
+    devices. A fresh process would have copied its own: so does this one."""
+    try:
+        from unittest import mock
+    except ImportError:
+        return
+    seen = set()
+    pending = [getattr(item, "obj", None)]
+    while pending:
+        value = pending.pop()
+        if value is None or id(value) in seen or len(seen) > 1000:
+            continue
+        seen.add(id(value))
+        if isinstance(value, mock._patch_dict):
+            values = value.values
+            if isinstance(values, dict) and _SERVER_MARK in values:
+                values.clear()
+                values.update(os.environ)
+            continue
+        for name in ("__func__", "__wrapped__"):
+            pending.append(getattr(value, name, None))
+        pending.extend(getattr(value, "patchings", None) or [])
+        for cell in getattr(value, "__closure__", None) or ():
+            try:
+                pending.append(cell.cell_contents)
+            except ValueError:  # an empty cell
+                pass
 
 
 def _run_forked(item, request):
@@ -522,6 +568,14 @@ def _run_forked(item, request):
         for name, value in wanted.items():
             if os.environ.get(name) != value:
                 os.environ[name] = value
+        # Taken out as a fresh process's plugin takes it out at import.
+        _asked["RANKTEST_RESULT_FILE"] = os.environ.pop("RANKTEST_RESULT_FILE", None)
+        _refresh_environment_snapshots(item)
+        # The command line a fresh process would have had: a test that
+        # starts pytest again from it (Lightning's launcher) runs this test,
+        # not the server's whole collection.
+        if request.get("argv"):
+            sys.argv[1:] = request["argv"]
         if os.environ.get("TMPDIR") != tmpdir and "tempfile" in sys.modules:
             # tempfile caches the folder it chose in the server: a test
             # given a TMPDIR of its own (tmpdir = "private") must get it.

@@ -349,7 +349,7 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
   };
   // The collection's environment, less its scratch file.
   std::vector<std::pair<std::string, std::string>> env(source.env.begin(), source.env.end());
-  env.emplace_back("PYTHONPATH", framework::pytest_python_path(*plugin));
+  framework::put_plugin_on_python_path(env, *plugin);
   const auto environment = process::make_environment(env, {});
   if (use_cache) {
     const auto cached = Json::parse(text::read_file(cache_path), nullptr, false);

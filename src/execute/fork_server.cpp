@@ -56,7 +56,13 @@ Expected<std::unique_ptr<ForkServer>> ForkServer::launch(const TestSource& sourc
     return Error{fmt::format("{} is missing; reinstall ranktest", library.string())};
   auto command = adapter.fork_server_command(source, library);
   if (!command) return command.error();
-  std::vector<std::pair<std::string, std::string>> env(source.env.begin(), source.env.end());
+  // The source's environment, less what the server's command sets itself
+  // (the pytest plugin's PYTHONPATH, which includes the source's).
+  std::vector<std::pair<std::string, std::string>> env;
+  for (const auto& entry : source.env)
+    if (std::none_of(command->set.begin(), command->set.end(),
+                     [&](const auto& set) { return set.first == entry.first; }))
+      env.push_back(entry);
   env.emplace_back("RANKTEST_FORK_SERVER", "1");
   env.insert(env.end(), command->set.begin(), command->set.end());
   process::SpawnRequest request;

@@ -4,6 +4,7 @@
 // given up for good when it cannot serve (its tests then run plain, said
 // once as a run warning).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "execute/process_test_runner.h"
 
@@ -30,6 +31,21 @@ ForkServer* ProcessTestRunner::fork_server_for(const select::PlannedTest& test, 
   return fork_servers_.emplace(key, std::move(*server)).first->second.get();
 }
 
+namespace {
+
+// A source's tests that fail only when forked: after this many, forking is
+// no fresh process's equivalent for that source, and the rest run fresh.
+constexpr std::size_t kForkOnlyLimit = 2;
+
+// What a server serves: a gtest binary, or a pytest source's paths (every
+// file of it shares the one server).
+std::string server_name(const TestSource& source) {
+  if (source.kind != SuiteKind::pytest || source.collect_arguments.empty()) return source.label;
+  return fmt::format("pytest {}", fmt::join(source.collect_arguments, " "));
+}
+
+}  // namespace
+
 // Said once per source; its tests then start one process each.
 void ProcessTestRunner::give_up_fork_server(const TestSource& source, const std::string& why) {
   const auto key = ForkServer::key(source);
@@ -37,7 +53,35 @@ void ProcessTestRunner::give_up_fork_server(const TestSource& source, const std:
   fork_servers_.erase(key);
   options_.warn(fmt::format("the fork server of {} cannot fork tests: {}; running its "
                             "tests in plain mode (a fresh process each)",
-                            source.label, why));
+                            server_name(source), why));
+}
+
+// Follows each test through the scheduler's diagnosis of a forked failure
+// (forked: failed; fresh: passed; forked again: failed) and gives the
+// source's server up once kForkOnlyLimit of its tests failed only forked.
+void ProcessTestRunner::note_fork_diagnosis(const RunningTest& running, bool failed) {
+  const auto index = running.assignment.test_index;
+  const auto found = fork_diagnosis_.find(index);
+  if (running.forked && failed) {
+    if (found == fork_diagnosis_.end()) {
+      fork_diagnosis_[index] = ForkDiagnosis::forked_failed;
+      return;
+    }
+    if (found->second != ForkDiagnosis::fresh_passed) return;
+    fork_diagnosis_.erase(found);
+    const auto& source = *running.test->test->source;
+    auto& ids = fork_only_[ForkServer::key(source)];
+    ids.push_back(running.test->test->id);
+    if (ids.size() == kForkOnlyLimit)
+      give_up_fork_server(source, fmt::format("{} of its tests failed only when forked ({}), "
+                                              "and passed as fresh processes",
+                                              ids.size(), fmt::join(ids, ", ")));
+  } else if (found != fork_diagnosis_.end() && running.assignment.fresh_process) {
+    if (failed || found->second != ForkDiagnosis::forked_failed) fork_diagnosis_.erase(found);
+    else found->second = ForkDiagnosis::fresh_passed;
+  } else if (found != fork_diagnosis_.end()) {
+    fork_diagnosis_.erase(found);
+  }
 }
 
 // Servers that said they are ready (or that they cannot serve) start the

@@ -24,7 +24,7 @@ class PytestAdapter final : public FrameworkAdapter {
     const auto& run_argument = test.detail().run_argument;
     plan.argv.push_back(run_argument.empty() ? test.name : run_argument);
     if (const auto plugin = framework::pytest_plugin_path())
-      plan.set.emplace_back("PYTHONPATH", framework::pytest_python_path(*plugin));
+      framework::put_plugin_on_python_path(plan.set, *plugin);
     plan.set.emplace_back("PYTHONUNBUFFERED", "1");
     plan.set.emplace_back("RANKTEST_RESULT_FILE", report.string());
     plan.set.emplace_back("RANKTEST_STACK_DIR", attempt_folder.string());
@@ -52,17 +52,25 @@ class PytestAdapter final : public FrameworkAdapter {
     plan.argv.push_back("-s");
     plan.argv.insert(plan.argv.end(), source.collect_arguments.begin(),
                      source.collect_arguments.end());
-    plan.set.emplace_back("PYTHONPATH", framework::pytest_python_path(*plugin));
+    // The server's environment is the source's with this on top.
+    plan.set.assign(source.env.begin(), source.env.end());
+    framework::put_plugin_on_python_path(plan.set, *plugin);
     plan.set.emplace_back("PYTHONUNBUFFERED", "1");
     // How its tests become the runner's children (one fork each, not two).
     plan.set.emplace_back("RANKTEST_FORK_LIBRARY", library.string());
     return plan;
   }
 
-  void add_fork_request(const TestCase& test, const std::vector<std::string>&,
+  void add_fork_request(const TestCase& test, const std::vector<std::string>& argv,
                         const std::vector<std::string>& environment, bool,
                         nlohmann::json& message) const override {
     message["nodeid"] = test.name;
+    // pytest's arguments as a fresh process gets them (python -m pytest
+    // ARGS): the forked test's sys.argv, which a test that starts pytest
+    // again for another rank (Lightning's launcher) passes on.
+    auto arguments = nlohmann::json::array();
+    for (std::size_t i = 3; i < argv.size(); ++i) arguments.push_back(text::repair_utf8(argv[i]));
+    message["argv"] = std::move(arguments);
     auto env = nlohmann::json::object();
     for (const auto& entry : environment) {
       const auto equals = entry.find('=');

@@ -21,9 +21,16 @@ std::vector<std::string> pytest_base_args(const std::string& python) {
   return {python, "-m", "pytest", "-p", "ranktest_pytest.plugin", "-p", "no:cacheprovider"};
 }
 
-std::string pytest_python_path(const fs::path& plugin) {
+void put_plugin_on_python_path(std::vector<std::pair<std::string, std::string>>& env,
+                               const fs::path& plugin) {
+  for (auto& [name, value] : env)
+    if (name == "PYTHONPATH") {
+      value = value.empty() ? plugin.string() : plugin.string() + ":" + value;
+      return;
+    }
   const char* existing = std::getenv("PYTHONPATH");
-  return existing && *existing ? plugin.string() + ":" + existing : plugin.string();
+  env.emplace_back("PYTHONPATH",
+                   existing && *existing ? plugin.string() + ":" + existing : plugin.string());
 }
 
 }  // namespace ranktest::framework

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ranktest::framework {
@@ -17,7 +18,11 @@ std::optional<std::filesystem::path> pytest_plugin_path();
 // The arguments every pytest run of ranktest starts with.
 std::vector<std::string> pytest_base_args(const std::string& python);
 
-// PYTHONPATH with the plugin folder first.
-std::string pytest_python_path(const std::filesystem::path& plugin);
+// Sets PYTHONPATH in `env` (which may hold a source's own PYTHONPATH) to
+// the plugin folder first, then the source's PYTHONPATH, or else the
+// runner's: a source's PYTHONPATH is added to, never lost, and never hides
+// the plugin.
+void put_plugin_on_python_path(std::vector<std::pair<std::string, std::string>>& env,
+                               const std::filesystem::path& plugin);
 
 }  // namespace ranktest::framework

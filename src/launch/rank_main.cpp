@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cerrno>
 #include <cstdio>
@@ -76,12 +77,18 @@ std::int64_t realtime_ns() {
   ::setpgid(0, 0);
   for (const auto& name : plan.remove) ::unsetenv(name.c_str());
   for (const auto& [name, value] : plan.set) ::setenv(name.c_str(), value.c_str(), 1);
-  // Where this rank runs among its node's ranks is the launcher's to say.
-  ::setenv("LOCAL_RANK", std::to_string(identity.local_rank).c_str(), 1);
-  ::setenv("LOCAL_WORLD_SIZE", std::to_string(identity.local_world).c_str(), 1);
+  // Where this rank runs among its node's ranks is the launcher's to say;
+  // a test without ranks gets no rank variables (the plan sets no RANK).
+  const bool ranked = std::any_of(plan.set.begin(), plan.set.end(),
+                                  [](const auto& entry) { return entry.first == "RANK"; });
+  if (ranked) {
+    ::setenv("LOCAL_RANK", std::to_string(identity.local_rank).c_str(), 1);
+    ::setenv("LOCAL_WORLD_SIZE", std::to_string(identity.local_world).c_str(), 1);
+  }
   if (identity.several_nodes) {
     // The node's index among the step's nodes, where the launcher says it.
-    if (const char* node = std::getenv("SLURM_NODEID")) ::setenv("GROUP_RANK", node, 1);
+    if (const char* node = std::getenv("SLURM_NODEID"); node && ranked)
+      ::setenv("GROUP_RANK", node, 1);
     else ::unsetenv("GROUP_RANK");
     const auto address = master_address.empty() ? identity.first_node : master_address;
     if (!address.empty()) ::setenv("MASTER_ADDR", address.c_str(), 1);

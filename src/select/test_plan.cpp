@@ -83,8 +83,7 @@ ResolvedSettings resolve_settings(const config::Config& config,
   settings.retries = chosen.retries.value_or(0);
   settings.retry_delay = chosen.retry_delay.value_or(config::Duration{0});
   settings.launcher = chosen.launcher.value_or(Launcher::local);
-  // mpirun and srun set their own rank variables for whatever they start.
-  settings.ranked = chosen.ranks.has_value() || settings.launcher != Launcher::local;
+  settings.ranked = chosen.ranks.has_value();
   settings.nodes = chosen.nodes.value_or(0);
   settings.network = chosen.network.value_or(Network::host);
   settings.private_tmpdir = chosen.private_tmpdir.value_or(false);

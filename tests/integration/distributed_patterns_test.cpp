@@ -1,8 +1,10 @@
 // The patterns of the suites ranktest exists for (PyTorch Lightning's and
 // torch.distributed's own tests), reproduced in tests/python_distributed
 // without them: a conftest writing through pytest's terminal writer, a test
-// that starts its own ranks unless launched, workers whose failures the
-// harness swallows or reports as a skip. Each ends the same in both modes.
+// that starts its own ranks unless launched, one that starts pytest again
+// for its rank 1, ranks under an import-time copy of the environment
+// (gloo's TCPStore rendezvous), workers whose failures the harness
+// swallows or reports as a skip. Each ends the same in both modes.
 #include <gtest/gtest.h>
 
 #include "harness.h"
@@ -27,6 +29,13 @@ TEST_P(DistributedPatterns, EndAsPytestSaysAndSwallowedWorkersAreSuspicious) {
       {"test_swallowed_workers.py::test_workers_ask_for_a_skip", "skipped"},
       {"test_swallowed_workers.py::test_a_forked_child_raises", "passed"},
       {"test_swallowed_workers.py::test_runs_a_tool_that_fails_on_purpose", "passed"},
+      // Forked ranks get their own environment even where the test put
+      // back a copy made when its module was imported (in the server).
+      {"test_environment_snapshot.py::test_ranks_keep_their_environment_under_an_import_time_copy",
+       "passed"},
+      {"test_environment_snapshot.py::test_gloo_rendezvous_under_an_import_time_copy", "passed"},
+      // pytest started again from the test's sys.argv runs just this test.
+      {"test_relaunching.py::test_relaunches_pytest_for_rank_one", "passed"},
   };
   ASSERT_EQ(finished.size(), expected.size()) << run.out << run.err;
   for (const auto& [id, outcome] : expected) {
@@ -57,7 +66,7 @@ TEST_P(DistributedPatterns, EndAsPytestSaysAndSwallowedWorkersAreSuspicious) {
   EXPECT_EQ(suspicious("test_runs_a_tool_that_fails_on_purpose").size(), 0u);
   EXPECT_NE(run.out.find("ranktest: 2 passing tests may have swallowed a failure"),
             std::string::npos) << run.out;
-  EXPECT_EQ(run.last_out_line(), "ranktest: 5 passed, 0 failed, 1 skipped");
+  EXPECT_EQ(run.last_out_line(), "ranktest: 8 passed, 0 failed, 1 skipped");
   EXPECT_EQ(run.exit_code, 0);
   EXPECT_EQ(run.err.find("fork server"), std::string::npos) << run.err;
 }

@@ -16,7 +16,7 @@ namespace {
 void write_slow_server_suite(const Workdir& dir, bool with_hang) {
   dir.write("conftest.py",
             "import os, time\n"
-            "if os.environ.get('RANKTEST_FORK_SERVER'):\n"
+            "if os.environ.get('RANKTEST_FORK_SERVER_ENVIRONMENT'):\n"
             "    time.sleep(20)\n");
   dir.write("test_slow.py", "def test_waits_for_its_server():\n    pass\n");
   std::string config =

@@ -40,7 +40,7 @@ TEST(Hints, ABadHintNamesItsPlace) {
   ASSERT_FALSE(config);
   EXPECT_EQ(config.error().message,
             "ranktest.toml:1:1: unknown key 'explain' in [[hint]]; known keys are: match, "
-            "explanation, fix");
+            "explanation, fix, when");
 }
 
 }  // namespace
