@@ -193,9 +193,25 @@ if _asked["RANKTEST_COLLECT_OUT"]:
     _record_collection_inputs()
 
 
+def _clean(text):
+    """A string JSON can carry: a lone surrogate (a parametrize id made of
+    '\\ud800') becomes its escape as text. (U+DC80..U+DCFF stand for the
+    bytes of a file name that is not UTF-8, and stay.)"""
+    if not any("\ud800" <= c <= "\udfff" and not "\udc80" <= c <= "\udcff" for c in text):
+        return text
+    return "".join("\\u%04x" % ord(c) if "\ud800" <= c <= "\udfff" and not "\udc80" <= c <= "\udcff"
+                   else c for c in text)
+
+
 def _marker_args(marker):
     def plain(value):
-        if isinstance(value, (str, int, float, bool)) or value is None:
+        if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+            # NaN and infinities are no JSON: passed on as text, which the
+            # marker's check refuses for that test alone.
+            return repr(value)
+        if isinstance(value, str):
+            return _clean(value)
+        if isinstance(value, (int, float, bool)) or value is None:
             return value
         if isinstance(value, dict):
             return {str(k): plain(v) for k, v in value.items()}
@@ -214,8 +230,8 @@ def _item_entry(item):
     # module, not where it is defined) and the rest of its node id.
     parts = item.nodeid.split("::", 1)
     entry = {
-        "nodeid": item.nodeid,
-        "argument": path + ("::" + parts[1] if len(parts) > 1 else ""),
+        "nodeid": _clean(item.nodeid),
+        "argument": _clean(path + ("::" + parts[1] if len(parts) > 1 else "")),
         "file": path,
         "line": (line + 1) if line is not None else None,
         "markers": sorted({m.name for m in item.iter_markers()}),
@@ -259,9 +275,11 @@ def _skip_message(report):
 
 def pytest_collectreport(report):
     if report.failed:
-        _collection_errors.append({"nodeid": report.nodeid or ".", "message": str(report.longrepr)})
+        _collection_errors.append({"nodeid": _clean(report.nodeid or "."),
+                                   "message": _clean(str(report.longrepr))})
     elif report.skipped:
-        _skipped_collectors.append({"nodeid": report.nodeid or ".", "reason": _skip_message(report)})
+        _skipped_collectors.append({"nodeid": _clean(report.nodeid or "."),
+                                    "reason": _clean(_skip_message(report))})
 
 
 def pytest_collection_finish(session):
@@ -317,7 +335,8 @@ def pytest_runtest_logreport(report):
             phase["longrepr"] = str(report.longrepr)
             phase["crash"] = _crash_of(report)
     _phases.append(phase)
-    _write_json(out, {"version": 1, "nodeid": report.nodeid, "pid": os.getpid(), "phases": _phases})
+    _write_json(out, {"version": 1, "nodeid": _clean(report.nodeid), "pid": os.getpid(),
+                      "phases": _phases})
     # With pytest's terminal reporter off, the log still tells what happened.
     if report.failed:
         sys.stderr.write("\n%s %s in %s\n%s\n" % (report.nodeid, "FAILED", report.when,
@@ -396,7 +415,7 @@ def _serve(session):
     """Serves ranktest's fork-server protocol (docs/fork-server.md): JSON
     requests on stdin, one reply each on fd 3, {"ready": ...} first."""
     replies = os.fdopen(3, "w", buffering=1)
-    items = {item.nodeid: item for item in session.items}
+    items = {_clean(item.nodeid): item for item in session.items}
 
     def reply(message):
         replies.write(json.dumps(message) + "\n")

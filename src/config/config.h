@@ -43,7 +43,7 @@ struct SourceConfig {
   // pytest sources: fork each test from a server that collected once
   // ("fork-server"), or start a fresh interpreter per test ("plain").
   bool fork_server = false;  // pytest: true unless mode = "plain"
-  bool fork_exit_full = false;  // fork-exit = "full"
+  bool fork_exit_full = true;  // fork-exit = "full" (the default) or "fast"
   std::optional<Launcher> launcher;  // launcher = "mpirun"
   std::optional<Network> network;    // network = "isolated"
   std::optional<bool> private_tmpdir;  // tmpdir = "private"

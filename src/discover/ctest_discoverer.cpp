@@ -159,9 +159,11 @@ Expected<DiscoveredCtest> parse_ctest_listing(std::string_view json, const std::
         }
       } else if (name == "TIMEOUT") {
         // CTest's 0 means no limit of the test's own: ranktest's timeout holds.
+        // One longer than ranktest's longest (ctest's JSON writes 1e18 or
+        // 1e300 for "never") is that longest: 30 days, not an overflow.
         if (const auto seconds = number(value); seconds && *seconds > 0)
-          details->declared.timeout = std::chrono::milliseconds(
-              static_cast<std::int64_t>(*seconds * 1000));
+          details->declared.timeout =
+              config::duration_from_seconds(*seconds).value_or(config::kLongestDuration);
       } else if (name == "RUN_SERIAL") {
         details->declared.exclusive = truthy(value);
       } else if (name == "PROCESSORS") {

@@ -76,9 +76,10 @@ struct TestSource {
   std::vector<std::string> collect_arguments;
   // Whether its tests run through a fork server.
   bool fork_server = false;
-  // gtest fork server: end each forked test without the server's teardown
-  // (fork-exit = "fast", the default) or with the ordinary exit ("full").
-  bool fork_exit_full = false;
+  // gtest fork server: end each forked test with the ordinary exit, the
+  // server's teardown included (fork-exit = "full", the default), or
+  // without it ("fast").
+  bool fork_exit_full = true;
   // The source's launcher, where it names one; [[override]] entries win.
   std::optional<Launcher> launcher;
   // The source's network and tmpdir, where it names them; [[override]]

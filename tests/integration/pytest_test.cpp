@@ -376,5 +376,36 @@ TEST(Pytest, AMissingPathIsADiscoveryError) {
   EXPECT_NE(run.err.find("no_such_tests: no such file or folder"), std::string::npos) << run.err;
 }
 
+// A marker JSON cannot carry (NaN, infinity) or a parametrize id with a
+// lone surrogate is that one test's problem, never the whole suite's.
+TEST(Pytest, AMarkerOrIdJsonCannotCarryLosesOneTestNotTheSuite) {
+  for (const char* mode : {"plain", "fork-server"}) {
+    Workdir dir;
+    dir.write("test_odd.py",
+              "import pytest\n"
+              "@pytest.mark.ranktest(timeout=float('nan'))\ndef test_nan_timeout():\n    pass\n"
+              "@pytest.mark.ranktest(timeout=float('inf'))\ndef test_inf_timeout():\n    pass\n"
+              "@pytest.mark.ranktest(devices={'cuda': float('nan')})\n"
+              "def test_nan_devices():\n    pass\n"
+              "@pytest.mark.parametrize('x', ['\\ud800'], ids=['\\ud800'])\n"
+              "def test_surrogate(x):\n    pass\n"
+              "def test_fine():\n    pass\n");
+    dir.write("ranktest.toml", std::string("[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+                               "paths = [\"test_odd.py\"]\nmode = \"") + mode + "\"\n");
+    const auto run = run_ranktest(dir, {"run"});
+    EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+    const auto finished = run.finished();
+    ASSERT_EQ(finished.size(), 5u) << run.out << run.err;
+    for (const char* bad : {"test_nan_timeout", "test_inf_timeout", "test_nan_devices"}) {
+      const auto& result = finished.at(std::string("test_odd.py::") + bad)["result"];
+      EXPECT_EQ(result["outcome"], "error") << bad;
+      EXPECT_NE(result["failures"][0]["message"].get<std::string>().find("@pytest.mark.ranktest"),
+                std::string::npos) << result.dump(2);
+    }
+    EXPECT_EQ(finished.at("test_odd.py::test_fine")["result"]["outcome"], "passed");
+    EXPECT_EQ(run.last_out_line(), "ranktest: 2 passed, 3 failed, 0 skipped") << mode << run.out;
+  }
+}
+
 }  // namespace
 }  // namespace ranktest::testing

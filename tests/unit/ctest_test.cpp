@@ -65,6 +65,17 @@ TEST(CtestListing, PropertiesBecomeSettings) {
   EXPECT_EQ(settings.labels, (std::vector<std::string>{"slow", "net"}));
 }
 
+// ctest's JSON says "never" with 1e18 or 1e300 seconds: the longest
+// timeout ranktest has (30 days), never an overflow that times out at once.
+TEST(CtestListing, AnEndlessTimeoutIsTheLongestNotAnOverflow) {
+  for (const char* huge : {"1e18", "1e300", "9.3e15"}) {
+    const auto found = parse(std::string(R"({"name": "TIMEOUT", "value": )") + huge + "}");
+    ASSERT_EQ(found.tests.size(), 1u);
+    const auto settings = select::resolve_settings(config::Config{}, found.tests[0]);
+    EXPECT_EQ(settings.timeout, config::kLongestDuration) << huge;
+  }
+}
+
 TEST(CtestListing, VerdictRegexesAreRefusedNotIgnored) {
   for (const char* name : {"PASS_REGULAR_EXPRESSION", "FAIL_REGULAR_EXPRESSION"}) {
     const auto found =
