@@ -1,5 +1,6 @@
 #include "history/history_db.h"
 
+#include <fmt/format.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -13,7 +14,11 @@
 namespace ranktest::history {
 namespace {
 
-constexpr int kBusyTimeoutMs = 30'000;
+// How long one statement waits for another runner's lock. Runners write
+// short transactions, so a longer wait means a process holds the file
+// locked (a `sqlite3` shell in a transaction): the run then goes on without
+// its history, after at most this long at the open and once more at a write.
+constexpr int kBusyTimeoutMs = 5'000;
 
 // version 1: runs, attempts
 constexpr const char* kSchema = R"sql(
@@ -123,12 +128,18 @@ Expected<std::unique_ptr<HistoryDb>> HistoryDb::open(const std::filesystem::path
   // Switching to WAL takes a lock the busy handler does not always wait
   // for when another runner opens the file at the same moment: retry.
   Expected<Done> done = Done{};
-  for (int attempt = 0; attempt < 300; ++attempt) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+  for (;;) {
     done = history->exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
     if (done) done = history->exec(kSchema);
-    if (done || sqlite3_errcode(db) != SQLITE_BUSY) break;
+    if (done || sqlite3_errcode(db) != SQLITE_BUSY ||
+        std::chrono::steady_clock::now() >= give_up)
+      break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+  if (!done && sqlite3_errcode(db) == SQLITE_BUSY)
+    return Error{done.error().message +
+                 fmt::format(" (another process holds it locked; waited {} s)", kBusyTimeoutMs / 1000)};
   if (!done) return done.error();
   return history;
 }

@@ -3,7 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "harness.h"
 
@@ -77,6 +79,38 @@ TEST(History, ADamagedDatabaseCostsTheHistoryNotTheRun) {
   EXPECT_EQ(shown.exit_code, 2);
   EXPECT_THAT(shown.err, HasSubstr("history.db: history database: file is not a database"));
   EXPECT_THAT(shown.err, Not(HasSubstr("no history yet")));
+}
+
+// Another process holding history.db locked (a sqlite3 shell inside a
+// transaction) costs the run its history after one bounded wait, said once;
+// it does not hold the run or `ranktest history` for minutes.
+TEST(History, ADatabaseLockedElsewhereCostsOneBoundedWait) {
+  Workdir dir;
+  ASSERT_EQ(run_ranktest(dir, {"run", fixture("params")}).exit_code, 0);  // the file exists
+  const auto db = (dir.path() / ".ranktest" / "history.db").string();
+  const auto ready = dir.path() / "locked";
+  std::string out;
+  // Holds an exclusive lock for 60 s, in the background.
+  ASSERT_EQ(shell("/usr/bin/python3 -c \"import sqlite3, time, pathlib; "
+                  "c = sqlite3.connect('" + db + "', isolation_level=None); "
+                  "c.execute('BEGIN EXCLUSIVE'); pathlib.Path('" + ready.string() +
+                  "').touch(); time.sleep(60)\" >/dev/null 2>&1 &"),
+            0);
+  for (int i = 0; i < 200 && !std::filesystem::exists(ready); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(std::filesystem::exists(ready));
+  const auto begun = std::chrono::steady_clock::now();
+  const auto run = run_ranktest(dir, {"run", fixture("params")});
+  const auto took = std::chrono::steady_clock::now() - begun;
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.last_out_line(), "ranktest: 5 passed, 0 failed, 0 skipped");
+  EXPECT_THAT(run.err, HasSubstr("another process holds it locked"));
+  EXPECT_THAT(run.err, HasSubstr("this run is not recorded in the history"));
+  EXPECT_LT(took, std::chrono::seconds(30));  // one 5 s wait, not one per test
+  const auto shown = run_ranktest(dir, {"history"});
+  EXPECT_NE(shown.exit_code, 0);
+  EXPECT_THAT(shown.err, HasSubstr("locked"));
+  shell("pkill -f \"" + ready.string() + "\"");
 }
 
 TEST(History, FalseRecordsNothing) {
