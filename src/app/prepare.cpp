@@ -162,7 +162,8 @@ std::shared_ptr<history::HistoryDb> open_history(const config::Config& config, b
   if (!create && !std::filesystem::exists(*path, error)) return nullptr;
   auto opened = history::HistoryDb::open(*path);
   if (!opened) {
-    fmt::print(stderr, "ranktest: warning: {}\n", opened.error().message);
+    fmt::print(stderr, "ranktest: warning: {}; this run neither reads nor records the history\n",
+               opened.error().message);
     return nullptr;
   }
   return std::move(*opened);

@@ -98,6 +98,12 @@ class Statement {
 
 // Names the file, says what went wrong and what to do.
 Error history_error(const std::filesystem::path& path, const std::string& what) {
+  // SQLite's SQLITE_BUSY after the busy timeout: nothing is wrong with the
+  // file, another process holds it.
+  if (what.find("database is locked") != std::string::npos)
+    return Error{fmt::format("{}: history database: {} (another process holds it locked; "
+                             "waited {} s)",
+                             path.string(), what, kBusyTimeoutMs / 1000)};
   return Error{path.string() + ": history database: " + what +
                "; remove the file to start a new history, or set history = false"};
 }
@@ -137,9 +143,6 @@ Expected<std::unique_ptr<HistoryDb>> HistoryDb::open(const std::filesystem::path
       break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  if (!done && sqlite3_errcode(db) == SQLITE_BUSY)
-    return Error{done.error().message +
-                 fmt::format(" (another process holds it locked; waited {} s)", kBusyTimeoutMs / 1000)};
   if (!done) return done.error();
   return history;
 }

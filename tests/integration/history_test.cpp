@@ -105,7 +105,7 @@ TEST(History, ADatabaseLockedElsewhereCostsOneBoundedWait) {
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(run.last_out_line(), "ranktest: 5 passed, 0 failed, 0 skipped");
   EXPECT_THAT(run.err, HasSubstr("another process holds it locked"));
-  EXPECT_THAT(run.err, HasSubstr("this run is not recorded in the history"));
+  EXPECT_THAT(run.err, HasSubstr("this run neither reads nor records the history"));
   EXPECT_LT(took, std::chrono::seconds(30));  // one 5 s wait, not one per test
   const auto shown = run_ranktest(dir, {"history"});
   EXPECT_NE(shown.exit_code, 0);
