@@ -610,6 +610,16 @@ def _run_forked(item, request):
         del _failed_reports[:]
         item.ihook.pytest_runtest_protocol(item=item, nextitem=None)
         code = 1 if _failed_reports else 0
+        # What a fresh interpreter does on its way out: wait for the
+        # threads the test left running, then the exit handlers (a
+        # launcher's that waits for the rank it started; multiprocessing's
+        # that joins its workers). Without them the test's own processes
+        # outlived it, and were a leak only when forked.
+        import atexit
+        import threading
+
+        threading._shutdown()
+        atexit._run_exitfuncs()
     except BaseException:  # noqa: B902 - the child must end here, whatever happened
         import traceback
 
