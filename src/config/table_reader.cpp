@@ -107,8 +107,12 @@ Expected<std::uint64_t> TableReader::size(std::string_view key, const toml::node
 Expected<int> TableReader::integer(std::string_view key, const toml::node& node, int min,
                                   int max) const {
   const auto value = node.value<int64_t>();
-  if (!node.is_integer() || *value < min || *value > max)
+  if (!node.is_integer())
     return wrong_type(key, node, fmt::format("an integer from {} to {}", min, max));
+  // An integer out of range is named by its value, not its type.
+  if (*value < min || *value > max)
+    return error_at(node.source(), fmt::format("key '{}'{} must be an integer from {} to {}, not {}",
+                                               key, context_, min, max, *value));
   return static_cast<int>(*value);
 }
 

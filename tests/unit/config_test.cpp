@@ -195,7 +195,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadConfig{"jobs = 0\n",
                   "ranktest.toml:1:8: key 'jobs' must be an integer from 1 to 4096, "
-                  "not an integer"},
+                  "not 0"},
         BadConfig{"jobz = 2\n",
                   "ranktest.toml:1:1: unknown key 'jobz'; known keys are: jobs, "
                   "timeout, slow, grace-period, list-timeout, fail-fast, state-dir, junit, "
@@ -226,15 +226,15 @@ INSTANTIATE_TEST_SUITE_P(
                   "ranktest.toml:2:11: key 'command' in [mpirun] must be the launcher's name "
                   "or path, e.g. \"mpirun\", not a string"},
         BadConfig{"nodes = 0\n",
-                  "ranktest.toml:1:9: key 'nodes' must be an integer from 1 to 100000, not an "
-                  "integer"},
+                  "ranktest.toml:1:9: key 'nodes' must be an integer from 1 to 100000, not "
+                  "0"},
         BadConfig{"[[override]]\nfilter = \"*\"\nmax-memory = \"lots\"\n",
                   "ranktest.toml:3:14: key 'max-memory' in [[override]] has the value \"lots\", "
                   "which is not a size: bytes, or a string such as \"100MiB\", \"64MB\", "
                   "\"512KiB\""},
         BadConfig{"max-processes = 0\n",
                   "ranktest.toml:1:17: key 'max-processes' must be an integer from 1 to "
-                  "4194304, not an integer"},
+                  "4194304, not 0"},
         BadConfig{"port-range = [80, 90]\n",
                   "ranktest.toml:1:14: key 'port-range' must be an array of two ports "
                   "[first, last] within 1024-65535"},
@@ -243,7 +243,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "of device ids, not a string"},
         BadConfig{"[[override]]\nfilter = \"*\"\nranks = 0\n",
                   "ranktest.toml:3:9: key 'ranks' in [[override]] must be an integer "
-                  "from 1 to 1024, not an integer"},
+                  "from 1 to 1024, not 0"},
         BadConfig{"[[override]]\nfilter = \"*\"\ndevices = { tpu = \"8\" }\n",
                   "ranktest.toml:3:19: key 'devices.tpu' in [[override]] must be a "
                   "count from 0 to 4096, not a string"},
