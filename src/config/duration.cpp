@@ -22,6 +22,9 @@ std::optional<Duration> parse_duration(std::string_view text) {
   if (text.empty()) return std::nullopt;
   double total_ms = 0;
   std::size_t parts = 0;
+  // "1h30m", "1m30s": each unit smaller than the one before ("5m5m" and
+  // "30s1m" are typos, not durations).
+  double previous_scale = INFINITY;
   while (!text.empty()) {
     double number = 0;
     const auto [end, ec] =
@@ -36,6 +39,8 @@ std::optional<Duration> parse_duration(std::string_view text) {
     const auto scale = unit_in_ms(text.substr(0, unit_length));
     if (!scale) return std::nullopt;
     if (unit_length == 0 && (parts > 0 || !text.empty())) return std::nullopt;
+    if (!(*scale < previous_scale)) return std::nullopt;
+    previous_scale = *scale;
     total_ms += number * *scale;
     if (!(total_ms <= static_cast<double>(kLongestDuration.count()))) return std::nullopt;
     text.remove_prefix(unit_length);

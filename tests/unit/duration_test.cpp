@@ -12,12 +12,15 @@ TEST(ParseDuration, AcceptsUnitsAndBareSeconds) {
   EXPECT_EQ(parse_duration("250ms"), milliseconds(250));
   EXPECT_EQ(parse_duration("1.5m"), milliseconds(90'000));
   EXPECT_EQ(parse_duration("1h30m"), milliseconds(5'400'000));
+  EXPECT_EQ(parse_duration("1m30s250ms"), milliseconds(90'250));
   EXPECT_EQ(parse_duration("12"), milliseconds(12'000));
   EXPECT_EQ(parse_duration("0.5"), milliseconds(500));
 }
 
 TEST(ParseDuration, RejectsEverythingElse) {
-  for (const char* bad : {"", "s", "5 s", "5x", "-3s", "5s3", "1e999s", "five"})
+  // A unit repeated or out of order is a typo, not a sum.
+  for (const char* bad : {"", "s", "5 s", "5x", "-3s", "5s3", "1e999s", "five", "5m5m",
+                          "30s1m", "1s1s"})
     EXPECT_FALSE(parse_duration(bad)) << bad;
 }
 
