@@ -1,4 +1,5 @@
 // The command line: `ranktest run` and `ranktest list`.
+#include <algorithm>
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <signal.h>
@@ -193,7 +194,14 @@ int main(int argc, char** argv) {
       std::string_view rest = std::string_view(spec).substr(equals + 1);
       while (!rest.empty()) {
         const auto comma = rest.find(',');
-        if (comma != 0) ids.emplace_back(rest.substr(0, comma));
+        if (comma != 0) {
+          const std::string id(rest.substr(0, comma));
+          // One device listed twice would be granted to two tests at once.
+          if (std::find(ids.begin(), ids.end(), id) != ids.end())
+            throw CLI::ValidationError("--devices", "'" + spec + "' lists device " + id +
+                                                        " twice; list each device once");
+          ids.push_back(id);
+        }
         rest.remove_prefix(comma == std::string_view::npos ? rest.size() : comma + 1);
       }
       cli.devices.emplace_back(spec.substr(0, equals), std::move(ids));

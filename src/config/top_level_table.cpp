@@ -1,6 +1,8 @@
 // The top level of ranktest.toml, with [devices], [mpirun] and [slurm].
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "config/config_tables.h"
 
 namespace ranktest::config {
@@ -85,9 +87,17 @@ std::optional<Error> read_top_level(const toml::table& table,
         for (int64_t i = 0; i < *count; ++i) ids.push_back(std::to_string(i));
       } else if (const auto* array = value.as_array()) {
         for (const auto& id : *array) {
-          if (id.is_integer()) ids.push_back(std::to_string(id.value<int64_t>().value()));
-          else if (id.is_string()) ids.push_back(id.value<std::string>().value());
+          std::string text;
+          if (id.is_integer()) text = std::to_string(id.value<int64_t>().value());
+          else if (id.is_string()) text = id.value<std::string>().value();
           else return reader.wrong_type(key, id, "an array of device ids (integers or strings)");
+          // One device listed twice would be granted to two tests at once.
+          if (std::find(ids.begin(), ids.end(), text) != ids.end())
+            return reader.error_at(id.source(),
+                                   fmt::format("key '{}' lists device {} twice; list each "
+                                               "device once",
+                                               key, text));
+          ids.push_back(std::move(text));
         }
       } else {
         return reader.wrong_type(key, value, "a count or an array of device ids");

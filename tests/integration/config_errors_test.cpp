@@ -30,6 +30,22 @@ TEST(ConfigErrors, UnknownKeyIsNamedWithItsPlace) {
             std::string::npos) << run.err;
 }
 
+// A device named twice (in [devices] or --devices) would be granted to two
+// running tests at once: refused before anything runs.
+TEST(ConfigErrors, ADeviceListedTwiceIsRefused) {
+  Workdir dir;
+  const auto configured = run_with_config(dir, "[devices]\ncuda = [0, 0]\n");
+  EXPECT_EQ(configured.exit_code, 2);
+  EXPECT_NE(configured.err.find("ranktest.toml:2:12: key 'devices.cuda' lists device 0 twice"),
+            std::string::npos) << configured.err;
+  Workdir bare;
+  const auto flagged = run_ranktest(bare, {"run", "--devices", "cuda=1,1", fixture("params")});
+  EXPECT_EQ(flagged.exit_code, 2);
+  EXPECT_NE(flagged.err.find("'cuda=1,1' lists device 1 twice"), std::string::npos)
+      << flagged.err;
+  EXPECT_EQ(flagged.out.find("passed"), std::string::npos);
+}
+
 TEST(ConfigErrors, WrongTypeIsNamed) {
   Workdir dir;
   const auto run = run_with_config(dir, "fail-fast = \"yes\"\n");

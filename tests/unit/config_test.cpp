@@ -238,6 +238,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"port-range = [80, 90]\n",
                   "ranktest.toml:1:14: key 'port-range' must be an array of two ports "
                   "[first, last] within 1024-65535"},
+        // One device listed twice would be granted to two tests at once.
+        BadConfig{"[devices]\ncuda = [0, 0]\n",
+                  "ranktest.toml:2:12: key 'devices.cuda' lists device 0 twice; list each "
+                  "device once"},
         BadConfig{"[devices]\ncuda = \"all\"\n",
                   "ranktest.toml:2:8: key 'devices.cuda' must be a count or an array "
                   "of device ids, not a string"},
