@@ -56,32 +56,16 @@ void ProcessTestRunner::give_up_fork_server(const TestSource& source, const std:
                             server_name(source), why));
 }
 
-// Follows each test through the scheduler's diagnosis of a forked failure
-// (forked: failed; fresh: passed; forked again: failed) and gives the
-// source's server up once kForkOnlyLimit of its tests failed only forked.
-void ProcessTestRunner::note_fork_diagnosis(const RunningTest& running, bool failed) {
-  const auto index = running.assignment.test_index;
-  const auto found = fork_diagnosis_.find(index);
-  if (running.forked && failed) {
-    if (found == fork_diagnosis_.end()) {
-      fork_diagnosis_[index] = ForkDiagnosis::forked_failed;
-      return;
-    }
-    if (found->second != ForkDiagnosis::fresh_passed) return;
-    fork_diagnosis_.erase(found);
-    const auto& source = *running.test->test->source;
-    auto& ids = fork_only_[ForkServer::key(source)];
-    ids.push_back(running.test->test->id);
-    if (ids.size() == kForkOnlyLimit)
-      give_up_fork_server(source, fmt::format("{} of its tests failed only when forked ({}), "
-                                              "and passed as fresh processes",
-                                              ids.size(), fmt::join(ids, ", ")));
-  } else if (found != fork_diagnosis_.end() && running.assignment.fresh_process) {
-    if (failed || found->second != ForkDiagnosis::forked_failed) fork_diagnosis_.erase(found);
-    else found->second = ForkDiagnosis::fresh_passed;
-  } else if (found != fork_diagnosis_.end()) {
-    fork_diagnosis_.erase(found);
-  }
+// Once kForkOnlyLimit of a source's tests failed only when forked, forking
+// is no fresh process's equivalent for it: its later tests run fresh.
+void ProcessTestRunner::failed_only_forked(const select::PlannedTest& test) {
+  const auto& source = *test.test->source;
+  auto& ids = fork_only_[ForkServer::key(source)];
+  ids.push_back(test.test->id);
+  if (ids.size() == kForkOnlyLimit)
+    give_up_fork_server(source, fmt::format("{} of its tests failed only when forked ({}), "
+                                            "and passed as fresh processes",
+                                            ids.size(), fmt::join(ids, ", ")));
 }
 
 // Servers that said they are ready (or that they cannot serve) start the

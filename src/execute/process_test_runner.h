@@ -78,6 +78,7 @@ class ProcessTestRunner final : public schedule::TestRunner {
   std::optional<int> pause_until(std::chrono::steady_clock::time_point until) override;
   void stop_all() override;
   void release_kept(std::size_t test_index) override;
+  void failed_only_forked(const select::PlannedTest& test) override;
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -222,13 +223,9 @@ class ProcessTestRunner final : public schedule::TestRunner {
   // not serve run plain.
   std::map<std::string, std::unique_ptr<ForkServer>> fork_servers_;  // serving or starting
   std::set<std::string> no_fork_server_;
-  // Tests failing only when forked, as the runner sees their attempts: a
-  // forked failure, a fresh pass, a forked failure again (the scheduler's
-  // diagnosis). Past kForkOnlyLimit of a source, its server is given up.
-  enum class ForkDiagnosis { forked_failed, fresh_passed };
-  std::map<std::size_t, ForkDiagnosis> fork_diagnosis_;  // by plan index
-  std::map<std::string, std::vector<std::string>> fork_only_;  // server key -> test ids
-  void note_fork_diagnosis(const RunningTest& running, bool failed);
+  // Tests that failed only when forked, by server key: past
+  // kForkOnlyLimit of a source, its server is given up.
+  std::map<std::string, std::vector<std::string>> fork_only_;
   // Exits of orphans not (yet) known as a rank: a forked test can end
   // before the fork server's answer makes it one.
   std::map<pid_t, ProcessExit> orphan_exits_;

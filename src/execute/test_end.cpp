@@ -75,7 +75,6 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
   }
   // Removed while the runner next waits, not before the next test starts.
   if (options_.cgroups) options_.cgroups->remove_later(std::move(running.cgroup));
-  note_fork_diagnosis(running, is_failure(result.outcome));
   schedule::Finished finished{running.assignment, std::move(result)};
   finished.forked = running.forked;
   return finished;

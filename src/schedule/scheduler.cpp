@@ -253,6 +253,7 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
           // Fails forked, twice; passes fresh: fails only when forked.
           finished.result = found->second.fresh_pass;
           finished.fork_only = true;
+          runner.failed_only_forked(test);
         } else if (!failed && test.settings->retries == 0) {
           // Passes forked and fresh: the first failure was flaky, and with
           // no retries it stands, as it would in plain mode.

@@ -68,6 +68,9 @@ class TestRunner {
   // Every test that waits for the ended test `test_index` has ended too:
   // what it kept running for them (a CTest fixture setup's server) ends.
   virtual void release_kept(std::size_t /*test_index*/) {}
+  // The test failed twice when forked and passed as a fresh process
+  // (Finished::fork_only): the runner may stop forking its source.
+  virtual void failed_only_forked(const select::PlannedTest& /*test*/) {}
   // Nothing runs and a retry waits out its delay: returns at `until`, or
   // sooner with the signal when the run is interrupted meanwhile.
   virtual std::optional<int> pause_until(std::chrono::steady_clock::time_point until) {

@@ -269,6 +269,10 @@ TEST(Scheduler, AForkedFailureIsConfirmedInAFreshProcessThenForkedAgain) {
       }
       return wakeup;
     }
+    void failed_only_forked(const select::PlannedTest& test) override {
+      told_fork_only.push_back(test.test->name);
+    }
+    std::vector<std::string> told_fork_only;
   };
   struct Attempts : ScheduleObserver {
     void test_started(const select::PlannedTest&, const Assignment&) override {}
@@ -293,6 +297,8 @@ TEST(Scheduler, AForkedFailureIsConfirmedInAFreshProcessThenForkedAgain) {
   EXPECT_EQ(attempts.seen["T.1"],
             (Seen{"1 retrying failed", "2 fresh retrying failed", "3 fresh passed"}));
   EXPECT_EQ(attempts.seen["T.2"], (Seen{"1 passed"}));
+  // The runner is told of the one test that fails only when forked.
+  EXPECT_EQ(runner.told_fork_only, (Seen{"T.0"}));
   EXPECT_EQ(attempts.seen["T.3"],
             (Seen{"1 retrying failed", "2 fresh retrying passed", "3 failed"}));
   EXPECT_EQ(attempts.reasons["T.3"],
