@@ -341,6 +341,8 @@ int run_command(const CommandLine& cli) {
     end.runner_cpu = std::chrono::milliseconds(
         (own.ru_utime.tv_sec + own.ru_stime.tv_sec) * 1000 +
         (own.ru_utime.tv_usec + own.ru_stime.tv_usec) / 1000);
+  if (::getrusage(RUSAGE_SELF, &own) == 0)
+    end.runner_peak_memory = static_cast<std::uint64_t>(own.ru_maxrss) * 1024;  // KiB
   dispatcher.dispatch(end);
   // A reporter may have failed on the last event.
   return exit_code_for(recorder.counts(), schedule, dispatcher);

@@ -211,7 +211,8 @@ OrderedJson to_json(const Event& event) {
                     {"duration_ms", e.duration.count()},
                     {"cancel_reason", e.cancel_reason},
                     {"exit_code", e.exit_code},
-                    {"runner_cpu_ms", e.runner_cpu.count()}};
+                    {"runner_cpu_ms", e.runner_cpu.count()},
+                    {"runner_peak_memory_bytes", e.runner_peak_memory}};
           }},
       event);
   OrderedJson json = {{"event", kind_name(event)}};

@@ -135,6 +135,9 @@ struct RunFinished {
   // CPU time the runner itself used (user and system, its threads, not its
   // tests): what supervising the run cost.
   std::chrono::milliseconds runner_cpu{0};
+  // The runner's own peak resident memory (its tests' not included): no
+  // test's output or message may make it grow without bound.
+  std::uint64_t runner_peak_memory = 0;  // bytes
 };
 
 using Event =

@@ -180,6 +180,7 @@ std::optional<Event> event_from_json(const nlohmann::json& json) {
     finished.counts.flaky = static_cast<std::size_t>(number(counts, "flaky"));
     finished.counts.fork_only = static_cast<std::size_t>(number(counts, "fork_only"));
     finished.runner_cpu = std::chrono::milliseconds(number(json, "runner_cpu_ms"));
+    finished.runner_peak_memory = static_cast<std::uint64_t>(number(json, "runner_peak_memory_bytes"));
     return finished;
   }
   return std::nullopt;

@@ -33,7 +33,7 @@ class GtestAdapter final : public FrameworkAdapter {
     // The user's arguments first: gtest takes the last of a repeated flag,
     // so ranktest's own filter and report path win.
     plan.argv.insert(plan.argv.end(), source.extra_args.begin(), source.extra_args.end());
-    plan.argv.push_back("--gtest_filter=" + test.name);
+    plan.argv.push_back("--gtest_filter=" + framework::gtest_filter_selecting(test.name));
     plan.argv.push_back("--gtest_output=json:" + report.string());
     plan.set.emplace_back("GTEST_COLOR", "no");
     plan.remove = framework::gtest_variables_to_remove();

@@ -14,6 +14,7 @@
 #include "execute/process_test_runner.h"
 #include "execute/stack_dump.h"
 #include "process/process_scan.h"
+#include "text/bounded_json.h"
 #include "text/file_tail.h"
 
 namespace ranktest::execute {
@@ -39,13 +40,27 @@ void ProcessTestRunner::rank_ended(RunningTest& running, Rank& rank, Clock::time
   // The log is held to max-output before it is read, and read once.
   keep_head_and_tail(rank.log_path, options_.max_output);
   const auto tail = text::read_file_tail(rank.log_path, kTailBytes);
+  // The report is the test's own file: read bounded (a 100 MB failure
+  // message keeps 64 KiB, a million failures keep 100), so no test can make
+  // the runner's memory, the journal or the history grow with it.
   std::optional<std::string> report;
-  if (std::filesystem::exists(rank.report_path)) report = text::read_file(rank.report_path);
+  std::uint64_t left_out = 0;
+  if (std::filesystem::exists(rank.report_path)) {
+    auto bounded = text::read_json_bounded(rank.report_path);
+    report = std::move(bounded.text);
+    left_out = bounded.elements_dropped;
+  }
   if (!rank.audit_path.empty()) rank.audited = parse_child_audit(text::read_file(rank.audit_path));
   const ProcessEnd end{rank.child.exit(), running.timed_out, running.interrupted};
+  auto reading = adapter_for(test.source->kind).read(test, end, report, tail.bytes);
+  if (left_out > 0)
+    reading.result.failures.push_back(
+        {std::nullopt, fmt::format("…and {} more entries of the report (failures) not shown; "
+                                   "the whole is in {}",
+                                   left_out, rank.report_path.string())});
   rank.result = judge_rank(RankFacts{
       .rank = rank.rank,
-      .reading = adapter_for(test.source->kind).read(test, end, report, tail.bytes),
+      .reading = std::move(reading),
       .exit = rank.child.exit(),
       .duration = std::chrono::duration_cast<std::chrono::milliseconds>(rank.ended - running.started),
       .log_path = rank.log_path.string(),

@@ -28,4 +28,11 @@ std::string undo_gtest_byte_escapes(const std::string& text) {
   return bytes;
 }
 
+std::string gtest_filter_selecting(const std::string& name) {
+  std::string pattern = name;
+  for (char& c : pattern)
+    if (c == ':' || c == '-' || c == '*' || c == '?') c = '?';
+  return pattern;
+}
+
 }  // namespace ranktest::framework

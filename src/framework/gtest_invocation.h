@@ -20,4 +20,13 @@ const std::vector<std::string>& gtest_variables_to_remove();
 // returned as it is. The result may be invalid UTF-8 (names are bytes).
 std::string undo_gtest_byte_escapes(const std::string& text);
 
+// The --gtest_filter pattern that selects the test named `name`. gtest's
+// filter has no escapes: ':' separates patterns, '-' starts the excluded
+// ones, '*' and '?' are wildcards. A name registered at run time
+// (RegisterTest) may hold any of them, so each becomes '?', which matches
+// the character itself. Such a pattern may also match a test whose name
+// differs only there ("a-b" and "a_b"); that test then runs in the same
+// process, and only the named test's result is read.
+std::string gtest_filter_selecting(const std::string& name);
+
 }  // namespace ranktest::framework

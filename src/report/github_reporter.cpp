@@ -14,7 +14,7 @@ namespace {
 
 std::string markdown_cell(std::string_view text) {
   std::string out;
-  for (const char c : text::truncate_utf8(text::repair_utf8(text), 300)) {
+  for (const char c : text::truncate_utf8(text::terminal_safe(text), 300)) {
     switch (c) {
       case '|': out += "\\|"; break;
       case '<': out += "&lt;"; break;
@@ -32,7 +32,7 @@ std::string markdown_cell(std::string_view text) {
 std::string markdown_code_cell(std::string_view text) {
   std::string body;
   std::size_t run = 0, longest = 0;
-  for (const char c : text::truncate_utf8(text::repair_utf8(text), 300)) {
+  for (const char c : text::truncate_utf8(text::terminal_safe(text), 300)) {
     run = c == '`' ? run + 1 : 0;
     longest = std::max(longest, run);
     if (c == '|') body += "\\|";  // GitHub splits cells on pipes even in code
@@ -46,7 +46,7 @@ std::string markdown_code_cell(std::string_view text) {
 
 std::string github_escape_data(std::string_view text) {
   std::string out;
-  for (const char c : text::repair_utf8(text)) {
+  for (const char c : text::terminal_safe(text)) {
     switch (c) {
       case '%': out += "%25"; break;
       case '\r': out += "%0D"; break;

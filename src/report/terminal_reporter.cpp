@@ -80,6 +80,12 @@ std::string shell_quote(const std::string& text) {
       text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                              "0123456789_-./:=@%+,") == std::string::npos;
   if (plain) return text;
+  // A control byte (a name holding "\r\x1b[2K" would rewrite the terminal
+  // line) or invalid UTF-8 is written as bash's $'\xNN', which the shell
+  // turns back into the same byte: the command stays exact and printable.
+  if (text::terminal_safe(text) != text || text.find('\t') != std::string::npos ||
+      text.find('\n') != std::string::npos)
+    return text::ansi_c_quoted(text);
   std::string quoted = "'";
   for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return quoted + "'";
@@ -327,7 +333,20 @@ void TerminalReporter::print_failure_block(const events::TestFinished& event) {
     if (result.root_cause_rank >= 0)
       fmt::print(out_, "{}rank {} failed first:\n", kIndent, result.root_cause_rank);
   }
+  // A test that failed a thousand times leads with its first failures;
+  // the events and JUnit keep them all (the report's first 100).
+  constexpr std::size_t kFailuresShown = 10;
+  std::size_t shown_failures = 0;
   for (const auto& failure : result.failures) {
+    if (shown_failures++ == kFailuresShown) {
+      fmt::print(out_, "{}…and {} more failure messages (in events.jsonl and JUnit)\n", kIndent,
+                 result.failures.size() - kFailuresShown);
+      // The reading's own note of what the report held beyond those.
+      const auto& last = result.failures.back();
+      if (!last.location && last.text.starts_with("…and "))
+        fmt::print(out_, "{}{}\n", kIndent, shown(last.text));
+      break;
+    }
     std::string text = failure.text;
     while (!text.empty() && text.back() == '\n') text.pop_back();
     const auto location = where(failure.location);

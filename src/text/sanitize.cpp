@@ -87,6 +87,25 @@ std::string terminal_safe(std::string_view bytes) {
   });
 }
 
+std::string ansi_c_quoted(std::string_view bytes) {
+  std::string out = "$'";
+  for (std::size_t i = 0; i < bytes.size();) {
+    char32_t code_point = 0;
+    const std::size_t length = valid_sequence_length(bytes, i, code_point);
+    const bool printable = length > 0 && code_point >= 0x20 && code_point != 0x7F &&
+                           !(code_point >= 0x80 && code_point < 0xA0);
+    if (!printable) {
+      append_escaped(out, static_cast<unsigned char>(bytes[i]));
+      ++i;
+      continue;
+    }
+    if (code_point == '\'' || code_point == '\\') out += '\\';
+    out.append(bytes.substr(i, length));
+    i += length;
+  }
+  return out + "'";
+}
+
 std::string truncate_utf8(std::string_view text, std::size_t max_bytes) {
   if (text.size() <= max_bytes) return std::string(text);
   std::size_t cut = max_bytes;

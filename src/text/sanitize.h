@@ -20,6 +20,11 @@ std::string xml_safe(std::string_view bytes);
 // (escape sequences included) written as "\xNN"; tab and newline stay.
 std::string terminal_safe(std::string_view bytes);
 
+// `bytes` as a shell word in bash's $'...' quoting: printable UTF-8 as it
+// is, every other byte (controls, invalid UTF-8) as \xNN, quote and
+// backslash escaped. The shell reads it back as exactly `bytes`.
+std::string ansi_c_quoted(std::string_view bytes);
+
 // Cuts `text` to at most `max_bytes` without splitting a UTF-8 sequence,
 // marking the cut with "…".
 std::string truncate_utf8(std::string_view text, std::size_t max_bytes);

@@ -74,6 +74,10 @@ TEST(FaultSuite, EachMisbehaviourHasItsOutcomeAndNothingSurvives) {
       {"fixture_hostile_names::Hostile.<script>alert(1)</script>", {"failed", ""}},
       {"fixture_hostile_names::Hostile.invalid_utf8_\\xFF\\xFE_name", {"passed", ""}},
       {"fixture_hostile_names::Hostile.quote\"and'apostrophe&amp;", {"passed", ""}},
+      // gtest's filter has no escapes: the name must still select itself.
+      {"fixture_hostile_names::Hostile.filter-syntax:a-b", {"passed", ""}},
+      {"fixture_hostile_names::Hostile.filter-syntax:a*?", {"passed", ""}},
+      {"fixture_hostile_names::Hostile.rewrites\r\x1b[2Kthe_line", {"failed", ""}},
   };
   const auto finished = run.finished();
   EXPECT_EQ(finished.size(), expected.size()) << run.out;
@@ -95,6 +99,11 @@ TEST(FaultSuite, EachMisbehaviourHasItsOutcomeAndNothingSurvives) {
               200u << 20);
   }
   EXPECT_LT(run.out.size(), 64u * 1024) << "the terminal stays readable";
+  // No name or output reaches the terminal as an escape sequence or a
+  // carriage return, the rerun line included ($'...\x1B...').
+  EXPECT_EQ(run.out.find('\x1b'), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find('\r'), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("rewrites\\x0D\\x1B[2Kthe_line"), std::string::npos) << run.out;
   std::string output;
   EXPECT_EQ(shell("xmllint --noout --schema " RANKTEST_SOURCE_DIR "/tests/schemas/junit.xsd " +
                       (dir.path() / "junit.xml").string(), &output), 0) << output;

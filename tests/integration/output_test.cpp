@@ -37,6 +37,51 @@ TEST(Output, FiftyMegabytesStayInTheLog) {
   EXPECT_NE(junit.find("earlier bytes omitted"), std::string::npos);
 }
 
+// A 30 MB message (gtest's report, an assert or a skip in pytest) or
+// 200,000 failures: each message is cut, its end says where the whole is,
+// and nothing ranktest keeps grows with them (issue 28, #10).
+TEST(Output, HugeMessagesAreCutInEveryReportAndInMemory) {
+  Workdir dir;
+  dir.write("test_big.py",
+            "import pytest\n"
+            "def test_asserts_huge():\n    assert False, 'a' * 30_000_000\n"
+            "def test_skips_huge():\n    pytest.skip('s' * 30_000_000)\n"
+            "def test_passes():\n    pass\n");
+  dir.write("ranktest.toml",
+            "timeout = \"60s\"\n[[source]]\npaths = [\"" + fixture("big_output") +
+                "\"]\n[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+                "paths = [\"test_big.py\"]\n");
+  const auto run = run_ranktest(
+      dir, {"run", "--filter", "*BigMessages.*", "--filter", "test_big.py::*", "--junit", "junit.xml"});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_EQ(run.last_out_line(), "ranktest: 1 passed, 3 failed, 1 skipped") << run.out;
+  const auto finished = run.finished();
+  const auto& huge = finished.at("fixture_big_output::BigMessages.FailsWithA30MegabyteMessage")["result"];
+  const std::string message = huge["failures"][0]["message"];
+  EXPECT_LT(message.size(), 70'000u);
+  EXPECT_NE(message.find("…[cut by ranktest; the whole is in "), std::string::npos) << message.substr(0, 200);
+  const auto& many = finished.at("fixture_big_output::BigMessages.FailsTwoHundredThousandTimes")["result"];
+  ASSERT_EQ(many["failures"].size(), 101u);
+  EXPECT_NE(many["failures"][100]["message"].get<std::string>().find("199900 more entries"),
+            std::string::npos) << many["failures"][100].dump();
+  const auto& skipped = finished.at("test_big.py::test_skips_huge")["result"];
+  EXPECT_EQ(skipped["outcome"], "skipped");
+  EXPECT_LT(skipped["reason"].get<std::string>().size(), 70'000u);
+  const auto& asserted = finished.at("test_big.py::test_asserts_huge")["result"];
+  EXPECT_EQ(asserted["outcome"], "failed");
+  EXPECT_LT(asserted.dump().size(), 1'000'000u);
+  // What ranktest keeps: journal, history, JUnit, its own memory.
+  EXPECT_LT(std::filesystem::file_size(run.run_dir() / "events.jsonl"), 8'000'000u);
+  EXPECT_LT(std::filesystem::file_size(dir.path() / ".ranktest" / "history.db"), 8'000'000u);
+  EXPECT_LT(std::filesystem::file_size(dir.path() / "junit.xml"), 8'000'000u);
+  EXPECT_EQ(xmllint(dir.path() / "junit.xml"), "");
+  const auto end = run.events().back();
+  ASSERT_EQ(end["event"], "run-finished");
+  EXPECT_GT(end["runner_peak_memory_bytes"].get<std::uint64_t>(), 0u);
+  EXPECT_LT(end["runner_peak_memory_bytes"].get<std::uint64_t>(), 64u << 20) << end.dump();
+  EXPECT_LT(run.out.size(), 200'000u);
+}
+
 TEST(Output, HostileBytesAreEscapedEverywhere) {
   Workdir dir;
   const auto run = run_ranktest(dir, {"run", fixture("invalid_utf8"), "--junit", "junit.xml"});

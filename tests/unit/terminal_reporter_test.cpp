@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 
 #include "run_events.h"
 
@@ -166,6 +169,30 @@ TEST(ShellQuote, QuotesOnlyWhatNeedsIt) {
   EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
   EXPECT_EQ(shell_quote("a b"), "'a b'");
   EXPECT_EQ(shell_quote(""), "''");
+}
+
+// A name's control bytes would act on the terminal that shows the rerun
+// line; bash's $'' quoting writes them as escapes the shell reads back.
+TEST(ShellQuote, ControlBytesAndInvalidUtf8BecomeEscapesTheShellReadsBack) {
+  EXPECT_EQ(shell_quote("t\r\x1b[2Kx"), "$'t\\x0D\\x1B[2Kx'");
+  EXPECT_EQ(shell_quote("bad\xff'\\"), "$'bad\\xFF\\'\\\\'");
+  EXPECT_EQ(shell_quote("caf\xc3\xa9 x"), "'caf\xc3\xa9 x'");
+  // bash reads the word back as the very bytes of the name.
+  const std::string name = "t\r\x1b[2Kx\xff'\\ \xc3\xa9";
+  char script[] = "/tmp/ranktest-quote-XXXXXX";
+  const int fd = mkstemp(script);
+  ASSERT_GE(fd, 0);
+  const std::string line = "printf %s " + shell_quote(name) + "\n";
+  ASSERT_EQ(write(fd, line.data(), line.size()), static_cast<ssize_t>(line.size()));
+  close(fd);
+  std::FILE* pipe = popen(("bash " + std::string(script)).c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string read_back;
+  char buffer[256];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) read_back.append(buffer, n);
+  EXPECT_EQ(pclose(pipe), 0);
+  unlink(script);
+  EXPECT_EQ(read_back, name);
 }
 
 }  // namespace
