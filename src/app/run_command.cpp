@@ -103,6 +103,10 @@ class RunRecorder final : public schedule::ScheduleObserver {
     record(test, 0, {}, result);
   }
   const events::Counts& counts() const { return counts_; }
+  // Without its journal a run keeps no record of what it does: it stops.
+  std::optional<std::string> cannot_record() const override {
+    return dispatcher_.failure_of("journal");
+  }
 
  private:
   void record(const TestCase& test, int attempt, events::Placement placement,
@@ -146,6 +150,8 @@ int exit_code_for(const events::Counts& counts,
                   const schedule::ScheduleResult& schedule,
                   const events::Dispatcher& dispatcher) {
   if (schedule.interrupt_signal) return kInterruptedBase + *schedule.interrupt_signal;
+  if (schedule.cancel == schedule::CancelReason::run_folder_unwritable)
+    return to_int(ExitCode::internal_error);
   if (counts.fail()) return to_int(ExitCode::tests_failed);
   if (!dispatcher.failures().empty()) return to_int(ExitCode::internal_error);
   return to_int(ExitCode::success);
@@ -335,6 +341,16 @@ int run_command(const CommandLine& cli) {
     end.cancel_reason = "fail-fast";
   if (schedule.cancel == schedule::CancelReason::interrupted)
     end.cancel_reason = "interrupted";
+  if (schedule.cancel == schedule::CancelReason::run_folder_unwritable) {
+    end.cancel_reason = "run-folder-unwritable";
+    // Said once, before the summary (which stays the last line).
+    fmt::print(stderr,
+               "ranktest: error: the run folder {} could not be written ({}): the run stopped. "
+               "Kept: every test that ended before, in events.jsonl; tests that ended then are "
+               "interrupted, the rest not run. Free space there (or set state-dir elsewhere) and "
+               "run again.\n",
+               folder->path().string(), schedule.run_folder_error);
+  }
   end.exit_code = exit_code_for(recorder.counts(), schedule, dispatcher);
   rusage own{};
   if (::getrusage(RUSAGE_SELF, &own) == 0)

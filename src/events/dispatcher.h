@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -19,11 +21,14 @@ class Dispatcher {
   void dispatch(const Event& event);
   // One line per reporter that failed, e.g. "junit: disk full".
   const std::vector<std::string>& failures() const { return failures_; }
+  // The failure of the reporter called `name` ("journal"), if it failed.
+  std::optional<std::string> failure_of(std::string_view name) const;
 
  private:
   struct Entry {
     std::unique_ptr<Reporter> reporter;
     bool failed = false;
+    std::string failure;  // its error, once failed
   };
   std::vector<Entry> reporters_;
   std::vector<std::string> failures_;

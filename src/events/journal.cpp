@@ -1,5 +1,7 @@
 #include "events/journal.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -19,9 +21,18 @@ Expected<std::unique_ptr<Journal>> Journal::open(
 
 void Journal::report(const Event& event) {
   const std::string line = to_json(event).dump() + "\n";
+  const int fd = ::fileno(file_.get());
+  const auto before = ::lseek(fd, 0, SEEK_END);
   if (std::fwrite(line.data(), 1, line.size(), file_.get()) != line.size() ||
-      std::fflush(file_.get()) != 0)
-    throw std::runtime_error(path_.string() + ": " + std::strerror(errno));
+      std::fflush(file_.get()) != 0) {
+    const int error = errno;
+    // A line cut by a full disk would make the journal unreadable from
+    // there: take the part that was written back, so it ends at the last
+    // whole event.
+    std::clearerr(file_.get());
+    if (before >= 0) (void)::ftruncate(fd, before);
+    throw std::runtime_error(path_.string() + ": " + std::strerror(error));
+  }
 }
 
 }  // namespace ranktest::events

@@ -320,11 +320,33 @@ schedule::RunnerWakeup ProcessTestRunner::wait(
       wakeup.interrupt_signal = event.termination_signal;
     }
   }
+  wakeup.run_folder_error = blame_full_run_folder(finished_);
   wakeup.finished = std::move(finished_);
   finished_.clear();
   wakeup.slow = std::move(slow_);
   slow_.clear();
   return wakeup;
+}
+
+std::optional<std::string> ProcessTestRunner::blame_full_run_folder(
+    std::vector<schedule::Finished>& finished) const {
+  const bool any_failed = std::any_of(finished.begin(), finished.end(), [](const auto& f) {
+    return is_failure(f.result.outcome);
+  });
+  if (!any_failed) return std::nullopt;
+  auto why = folder_.cannot_write();
+  if (!why) return std::nullopt;
+  // The test's report or log may have been lost to the full disk: how it
+  // really ended is unknown, and it is not the test's failure.
+  for (auto& f : finished) {
+    if (!is_failure(f.result.outcome)) continue;
+    f.result.outcome = Outcome::interrupted;
+    f.result.reason = fmt::format(
+        "the run folder could not be written ({}): what the test wrote may be lost, so how it "
+        "ended is unknown",
+        *why);
+  }
+  return why;
 }
 
 void ProcessTestRunner::stop_all() {

@@ -83,6 +83,11 @@ class ProcessTestRunner final : public schedule::TestRunner {
  private:
   using Clock = std::chrono::steady_clock;
 
+  // When a test of `finished` failed and the run folder cannot be written
+  // now: those failures become `interrupted` (unknown, not the test's) and
+  // the reason is returned; the scheduler then stops the run.
+  std::optional<std::string> blame_full_run_folder(std::vector<schedule::Finished>& finished) const;
+
   struct Rank {
     int rank = 0;
     process::ChildProcess child;

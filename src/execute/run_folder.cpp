@@ -3,9 +3,11 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <random>
 
 namespace ranktest::execute {
@@ -98,6 +100,23 @@ Expected<std::filesystem::path> RunFolder::private_tmpdir(const std::filesystem:
     return Error{fmt::format("{}: cannot create the test's TMPDIR (tmpdir = \"private\"): {}",
                              folder.string(), error.message())};
   return folder;
+}
+
+std::optional<std::string> RunFolder::cannot_write() const {
+  const auto probe = path_ / fmt::format(".space-probe-{}", ::getpid());
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return std::string(std::strerror(errno));
+  const std::string block(64 * 1024, '\0');
+  std::optional<std::string> why;
+  for (std::size_t written = 0; written < block.size() && !why;) {
+    const auto n = ::write(fd, block.data() + written, block.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) why = std::strerror(n < 0 ? errno : ENOSPC);
+    else written += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return why;
 }
 
 }  // namespace ranktest::execute

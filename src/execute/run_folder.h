@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -38,6 +39,12 @@ class RunFolder {
   // TMPDIR. Kept with the attempt's logs: what a failing test left there
   // can be read after it.
   static Expected<std::filesystem::path> private_tmpdir(const std::filesystem::path& attempt);
+
+  // Why the run folder cannot take more writes (its file system is full,
+  // read-only, over quota: strerror), or nullopt when 64 KiB still fit. A
+  // test that failed then may have failed only because what it wrote (its
+  // report, its log) was lost: ranktest's fault, not the test's.
+  std::optional<std::string> cannot_write() const;
 
  private:
   RunFolder(std::filesystem::path path, std::string run_id)

@@ -287,6 +287,14 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
       if (options.fail_fast && is_failure(finished.result.outcome) && !finished.retrying)
         cancel(CancelReason::fail_fast);
     }
+    // What the run wrote is lost from here: stop, keep what was recorded.
+    auto unwritable = wakeup.run_folder_error;
+    if (!unwritable) unwritable = observer.cannot_record();
+    if (unwritable && result.cancel < CancelReason::run_folder_unwritable) {
+      result.run_folder_error = *unwritable;
+      cancel(CancelReason::run_folder_unwritable);
+      runner.stop_all();
+    }
     if (wakeup.interrupt_signal && !result.interrupt_signal) {
       result.interrupt_signal = wakeup.interrupt_signal;
       cancel(CancelReason::interrupted);
@@ -297,6 +305,8 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
   const std::string reason = result.cancel == CancelReason::interrupted ? "the run was interrupted"
                              : result.cancel == CancelReason::fail_fast
                                  ? "--fail-fast stopped the run"
+                             : result.cancel == CancelReason::run_folder_unwritable
+                                 ? "the run folder could not be written"
                                  // Only a cycle of prerequisites, which
                                  // discovery refuses, could leave one.
                                  : "its prerequisites (DEPENDS, fixtures) never ended";

@@ -50,6 +50,9 @@ struct RunnerWakeup {
   std::vector<SlowNotice> slow;
   // SIGINT, SIGTERM or SIGHUP reached the runner.
   std::optional<int> interrupt_signal;
+  // The run folder cannot be written (its disk is full): why. The tests in
+  // `finished` that may have failed for it are `interrupted` already.
+  std::optional<std::string> run_folder_error;
 };
 
 class TestRunner {
@@ -90,10 +93,13 @@ class ScheduleObserver {
   virtual void test_not_run(const select::PlannedTest& test,
                             const std::string& reason) = 0;
   virtual void test_slow(const select::PlannedTest& test, const SlowNotice& notice) = 0;
+  // Why the run can no longer be recorded (the journal could not be
+  // written), asked after each test's end; the run then stops.
+  virtual std::optional<std::string> cannot_record() const { return std::nullopt; }
 };
 
 // Why a run stopped early; a later, more severe reason replaces an earlier.
-enum class CancelReason { none, fail_fast, interrupted };
+enum class CancelReason { none, fail_fast, run_folder_unwritable, interrupted };
 
 struct ScheduleOptions {
   bool fail_fast = false;
@@ -105,6 +111,8 @@ struct ScheduleOptions {
 struct ScheduleResult {
   CancelReason cancel = CancelReason::none;
   std::optional<int> interrupt_signal;
+  // With run_folder_unwritable: why (strerror, or the journal's error).
+  std::string run_folder_error;
 };
 
 // Starts each test once everything it needs is free, in this order:
