@@ -115,11 +115,40 @@ _collection_errors = []
 # reads), the folders on sys.path (a plugin installed there), and the
 # environment variables they looked at (a conftest that deselects tests
 # unless RUN_SLOW=1). The recording starts when this module is imported,
-# before any conftest, and ends with the collection.
+# before any conftest, and ends with the collection. What was looked for
+# and not found counts too: a test file that imports a module not written
+# yet fails to collect, and must collect afresh once the module is there.
 _read_files = set()
+_looked_for = set()  # where a module that could not be imported would be
 _read_variables = set()
 _read_every_variable = False
 _unrecorded = None  # (open, the environment's class) to restore
+
+
+class _MissingModules:
+    """Last on sys.meta_path: asked only for a module no other finder found.
+    Records the files and folders that would have been that module, so the
+    cached collection is stamped with their absence."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        import importlib.machinery
+
+        if len(_looked_for) > 20000:  # a suite probing thousands of optional modules
+            return None
+        tail = name.rpartition(".")[2]
+        try:
+            roots = list(path) if path is not None else list(sys.path)
+        except TypeError:
+            return None
+        for root in roots:
+            if not isinstance(root, str):
+                continue
+            base = os.path.join(os.path.abspath(root or "."), tail)
+            _looked_for.add(base)  # a package, or a namespace package
+            for suffix in importlib.machinery.all_suffixes():
+                _looked_for.add(base + suffix)
+        return None
 
 
 def _record_collection_inputs():
@@ -154,6 +183,7 @@ def _record_collection_inputs():
 
     builtins.open = io.open = recording_open
     os.environ.__class__ = RecordingEnviron
+    sys.meta_path.append(_MissingModules)
     _unrecorded = (original_open, environ_class)
 
 
@@ -166,6 +196,8 @@ def _stop_recording():
 
     builtins.open = io.open = _unrecorded[0]
     os.environ.__class__ = _unrecorded[1]
+    if _MissingModules in sys.meta_path:
+        sys.meta_path.remove(_MissingModules)
     _unrecorded = None
 
 
@@ -176,6 +208,8 @@ def _collection_inputs():
         if isinstance(path, str):
             files.add(os.path.abspath(path))
     files.add(os.path.realpath(sys.executable))
+    # Stamped as missing: the cache holds only while they stay so.
+    files |= {f for f in _looked_for if not os.path.exists(f)}
     # The machine's state, not the collection's inputs: never the same twice.
     files = {f for f in files if not f.startswith(("/proc/", "/sys/", "/dev/"))}
     # The working folder is on sys.path too, but what changes in it (a

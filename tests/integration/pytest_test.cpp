@@ -315,6 +315,28 @@ TEST(Pytest, TheCachedCollectionFollowsWhatTheCollectionRead) {
   EXPECT_EQ(std::filesystem::last_write_time(cached), before);
 }
 
+// A test file imports a module not written yet: its collection error is
+// cached with what was looked for and missing, so the run after the module
+// is added collects afresh (issue 28, #12) -- beside the test file (the
+// working folder) or in a package.
+TEST(Pytest, TheCachedCollectionFollowsAModuleThatWasMissing) {
+  Workdir dir;
+  dir.write("ranktest.toml", "[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+                             "paths = [\"test_uses_helper.py\", \"test_uses_package.py\"]\n");
+  dir.write("test_uses_helper.py", "import helper\ndef test_helps():\n    assert helper.VALUE == 1\n");
+  std::filesystem::create_directories(dir.path() / "pkg");
+  dir.write("pkg/__init__.py", "");
+  dir.write("test_uses_package.py",
+            "from pkg import later\ndef test_later():\n    assert later.VALUE == 2\n");
+  const auto before = run_ranktest(dir, {"run"});
+  EXPECT_EQ(before.last_out_line(), "ranktest: 0 passed, 2 failed, 0 skipped") << before.out;
+  EXPECT_EQ(run_ranktest(dir, {"run"}).last_out_line(), before.last_out_line());  // cached
+  dir.write("helper.py", "VALUE = 1\n");
+  EXPECT_EQ(run_ranktest(dir, {"run"}).last_out_line(), "ranktest: 1 passed, 1 failed, 0 skipped");
+  dir.write("pkg/later.py", "VALUE = 2\n");
+  EXPECT_EQ(run_ranktest(dir, {"run"}).last_out_line(), "ranktest: 2 passed, 0 failed, 0 skipped");
+}
+
 TEST(Pytest, AnInterpreterWithoutPytestIsADiscoveryError) {
   Workdir dir;
   dir.write("ranktest.toml", "[[source]]\nkind = \"pytest\"\npython = \"/bin/false\"\n"
