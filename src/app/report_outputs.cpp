@@ -10,6 +10,15 @@
 namespace ranktest::app {
 
 void add_report_outputs(events::Dispatcher& dispatcher, ReportOutputs outputs) {
+  // The files first: a report that cannot be written is warned of before
+  // the terminal's summary, which stays the last line.
+  if (outputs.junit) dispatcher.add(std::make_unique<report::JunitReporter>(*outputs.junit));
+  if (outputs.html)
+    dispatcher.add(std::make_unique<report::HtmlReporter>(
+        *outputs.html, report::HtmlOptions{outputs.rerun_command}));
+  if (outputs.trace) dispatcher.add(std::make_unique<report::TraceReporter>(*outputs.trace));
+  if (auto github = report::github_reporter_from_environment(stdout))
+    dispatcher.add(std::move(github));
   if (outputs.terminal) {
     auto& terminal = *outputs.terminal;
     terminal.rerun_command = outputs.rerun_command;
@@ -18,13 +27,6 @@ void add_report_outputs(events::Dispatcher& dispatcher, ReportOutputs outputs) {
     if (outputs.trace) terminal.report_files.emplace_back("trace", outputs.trace->string());
     dispatcher.add(std::make_unique<report::TerminalReporter>(stdout, std::move(terminal)));
   }
-  if (auto github = report::github_reporter_from_environment(stdout))
-    dispatcher.add(std::move(github));
-  if (outputs.junit) dispatcher.add(std::make_unique<report::JunitReporter>(*outputs.junit));
-  if (outputs.html)
-    dispatcher.add(std::make_unique<report::HtmlReporter>(
-        *outputs.html, report::HtmlOptions{outputs.rerun_command}));
-  if (outputs.trace) dispatcher.add(std::make_unique<report::TraceReporter>(*outputs.trace));
 }
 
 }  // namespace ranktest::app

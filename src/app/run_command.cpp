@@ -232,10 +232,11 @@ int run_command(const CommandLine& cli) {
     terminal.expected_durations = expected;
     outputs.terminal = std::move(terminal);
   }
-  add_report_outputs(dispatcher, std::move(outputs));
   if (history)
     dispatcher.add(std::make_unique<history::HistoryReporter>(
         history, history::detect_context(config.root), stderr));
+  // Last: the terminal's summary line ends the output, after any warning.
+  add_report_outputs(dispatcher, std::move(outputs));
 
   // A cgroup per test where the machine allows it; said once if a limit
   // the configuration asks for cannot be enforced here.

@@ -1,6 +1,8 @@
 // One [[source]] of ranktest.toml: a group of gtest binaries or a pytest suite.
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include "config/config_tables.h"
 
 namespace ranktest::config {
@@ -112,6 +114,20 @@ std::optional<Error> read_source(const toml::table& table,
   if (const auto* node = table.get("cwd")) {
     if (!node->is_string()) return reader.wrong_type("cwd", *node, "a path string");
     source.working_directory = node->value<std::string>().value();
+    // Relative to the configuration's folder, as the tests will see it;
+    // missing, every test would fail to start with the program's name in
+    // the message instead of the folder's.
+    auto folder = std::filesystem::path(source.working_directory);
+    if (folder.is_relative()) {
+      const auto root = std::filesystem::path(reader.file()).parent_path();
+      folder = (root.empty() ? std::filesystem::path(".") : root) / folder;
+    }
+    std::error_code error;
+    if (!std::filesystem::is_directory(folder, error))
+      return reader.error_at(node->source(),
+                             fmt::format("cwd = \"{}\": no such folder ({}); create it or "
+                                         "correct cwd",
+                                         source.working_directory.string(), folder.string()));
   }
   return std::nullopt;
 }

@@ -120,9 +120,15 @@ TestResult classify_pytest_test(const ProcessEnd& end,
     return result;
   }
   if (!reported) {
-    result.outcome = exit.code >= 2 && exit.code <= 5 ? Outcome::error : Outcome::failed;
-    result.reason = exit.code >= 2 && exit.code <= 5
-                        ? fmt::format("pytest did not run the test ({})", exit_code_name(exit.code))
+    // pytest's own codes mean pytest's own ending only before the test
+    // started: once its setup was reported, an exit code 3 is the test's
+    // os._exit(3), not "pytest's internal error".
+    const bool pytests_code = exit.code >= 2 && exit.code <= 5 && !verdict;
+    result.outcome = pytests_code ? Outcome::error : Outcome::failed;
+    result.reason = pytests_code
+                        ? fmt::format("pytest did not run the test ({}, or a fixture's or plugin's "
+                                      "os._exit({}) before the test started)",
+                                      exit_code_name(exit.code), exit.code)
                         : fmt::format("{} before pytest reported a result (did the test call "
                                       "os._exit() or sys.exit()?)",
                                       process::describe(exit));

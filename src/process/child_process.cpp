@@ -92,9 +92,18 @@ Expected<ChildProcess> ChildProcess::spawn(const SpawnRequest& request) {
                                        request.stderr_path.c_str(),
                                        kOutputFlags, 0644);
   }
-  if (!request.working_directory.empty())
+  if (!request.working_directory.empty()) {
+    // posix_spawn reports a chdir that failed as the program's error
+    // ("cannot start 'python3': No such file or directory"): look first,
+    // so the message names what is missing.
+    std::error_code error;
+    if (!std::filesystem::is_directory(request.working_directory, error))
+      return Error{fmt::format("cannot start '{}' in {}: {}", request.argv[0],
+                               request.working_directory.string(),
+                               error ? error.message() : "not a folder")};
     posix_spawn_file_actions_addchdir_np(&setup.actions,
                                          request.working_directory.c_str());
+  }
 
   const auto argv = as_c_strings(request.argv);
   const auto envp = as_c_strings(request.environment);

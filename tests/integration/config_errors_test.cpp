@@ -46,6 +46,17 @@ TEST(ConfigErrors, ADeviceListedTwiceIsRefused) {
   EXPECT_EQ(flagged.out.find("passed"), std::string::npos);
 }
 
+// A working folder that does not exist is the configuration's error, named
+// where it is written, not every test's "cannot start 'python3'".
+TEST(ConfigErrors, AMissingCwdIsNamed) {
+  Workdir dir;
+  const auto run = run_with_config(
+      dir, "[[source]]\npaths = [\"" + fixture("params") + "\"]\ncwd = \"not_here\"\n");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("ranktest.toml:3:7: cwd = \"not_here\": no such folder"),
+            std::string::npos) << run.err;
+}
+
 TEST(ConfigErrors, WrongTypeIsNamed) {
   Workdir dir;
   const auto run = run_with_config(dir, "fail-fast = \"yes\"\n");

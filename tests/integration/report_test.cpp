@@ -20,6 +20,21 @@ Invocation report(const Workdir& dir, const std::filesystem::path& run_dir) {
   return run_ranktest(dir, {"report", run_dir.string(), "--junit", "rebuilt.xml"});
 }
 
+// A JUnit file that cannot be written is warned of before the summary,
+// which stays the last line a person (or a CI log) reads, stderr and stdout
+// together.
+TEST(Report, AReportThatCannotBeWrittenIsWarnedOfBeforeTheSummary) {
+  Workdir dir;
+  dir.write("a_file", "not a folder\n");
+  std::string out;
+  const int status = shell("cd " + dir.path().string() + " && " RANKTEST_BINARY " run " +
+                               fixture("params") + " --junit a_file/junit.xml", &out);
+  EXPECT_EQ(status, 4) << out;
+  EXPECT_NE(out.find("the junit reporter failed"), std::string::npos) << out;
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  EXPECT_EQ(out.substr(out.rfind('\n') + 1), "ranktest: 5 passed, 0 failed, 0 skipped") << out;
+}
+
 TEST(Report, RebuildsACompleteRunExactly) {
   Workdir dir;
   const auto run = run_ranktest(dir, {"run", fixture("outcomes"), "--timeout", "500ms",

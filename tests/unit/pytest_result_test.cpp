@@ -43,6 +43,22 @@ TEST(PytestVerdict, APassIsAPassOnlyWithExitZero) {
   EXPECT_NE(late.reason.find("exit code 3 at interpreter exit"), std::string::npos) << late.reason;
 }
 
+// A test that calls os._exit(3) mid-call ended itself: it failed, and the
+// reason does not blame pytest. Before any setup report the code is
+// pytest's own (or a fixture's), and it says both.
+TEST(PytestVerdict, AnExitCodeMidTestIsTheTestsNotPytests) {
+  const auto started =
+      read_pytest_verdict(phases(R"({"when": "setup", "outcome": "passed"})"), "t.py::test");
+  const auto mid_test = classify_pytest_test(exited(3), started);
+  EXPECT_EQ(mid_test.outcome, Outcome::failed);
+  EXPECT_EQ(mid_test.reason.find("internal error"), std::string::npos) << mid_test.reason;
+  EXPECT_NE(mid_test.reason.find("os._exit()"), std::string::npos) << mid_test.reason;
+  const auto before = classify_pytest_test(exited(3), std::nullopt);
+  EXPECT_EQ(before.outcome, Outcome::error);
+  EXPECT_NE(before.reason.find("pytest's internal error, or a fixture's or plugin's os._exit(3)"),
+            std::string::npos) << before.reason;
+}
+
 TEST(PytestVerdict, NoReportedResultIsNeverAPass) {
   const auto verdict =
       read_pytest_verdict(phases(R"({"when": "setup", "outcome": "passed"})"), "t.py::test");
