@@ -53,7 +53,7 @@ process::SpawnRequest spawn_request(const RankPlan& rank) {
 }  // namespace
 
 bool ProcessTestRunner::RunningTest::all_reaped() const {
-  if (phase == Phase::waiting_for_server) return false;
+  if (phase == Phase::waiting_for_server || phase == Phase::settling) return false;
   if (launcher && !launcher->exit()) return false;
   return std::all_of(ranks.begin(), ranks.end(),
                      [](const Rank& r) { return r.result.has_value(); });
@@ -363,6 +363,8 @@ void ProcessTestRunner::stop_all() {
   });
   for (auto& running : running_) {
     running->interrupted = true;
+    // What a finished test left is killed now, not after the grace period.
+    if (running->phase == Phase::settling) running->phase_ends = now;
     if (running->phase == Phase::running || running->phase == Phase::draining ||
         running->phase == Phase::asking_stacks || running->phase == Phase::dumping_stacks)
       terminate(*running, now);

@@ -129,6 +129,12 @@ class ProcessTestRunner final : public schedule::TestRunner {
     terminating,         // SIGTERM sent (a launcher's ranks: asked to stop)
     terminating_launcher,  // the launcher itself got SIGTERM
     killing,             // SIGKILL sent, again until the last rank is reaped
+    // Every rank ended on its own, but processes it started still run:
+    // they get the grace period to end on their own (a relaunched rank
+    // finishing its teardown after rank 0) before they count as left
+    // behind and are killed. Looked at without blocking the loop.
+    settling,
+    settled,  // nothing of it runs any more: it can be judged
   };
 
   struct RunningTest {
@@ -149,8 +155,12 @@ class ProcessTestRunner final : public schedule::TestRunner {
     bool timed_out = false;
     bool interrupted = false;
     bool forked = false;  // a fork server forked a rank of it
-    // Processes still running when the last rank ended (then killed).
+    // Processes still running when the last rank ended and after the
+    // grace period (then killed).
     std::vector<pid_t> left_behind;
+    // settling: the last rank's process group, which the processes it
+    // left still hold (so the id is not reused while they live).
+    pid_t settle_group = 0;
     // A CTest fixture's setup: what it leaves running (a server for the
     // fixture's tests) is kept, not a leak, until release_kept().
     std::vector<pid_t> kept;
@@ -206,6 +216,7 @@ class ProcessTestRunner final : public schedule::TestRunner {
   void signal_test(const RunningTest& running, int signal) const;
   Clock::time_point next_deadline() const;
   void end_left_behind(RunningTest& running, const process::ChildProcess& last_rank);
+  void settle(RunningTest& running, Clock::time_point now);
   bool ask_for_stacks(RunningTest& running) const;
   bool audits_let_go(const RunningTest& running) const;
   bool start_stack_dumps(RunningTest& running);

@@ -6,7 +6,6 @@
 #include <signal.h>
 
 #include <algorithm>
-#include <thread>
 
 #include "execute/enrichment.h"
 #include "execute/judge.h"
@@ -182,6 +181,11 @@ void ProcessTestRunner::advance(RunningTest& running, Clock::time_point now) {
       signal_test(running, SIGKILL);
       running.enter(Phase::killing, now + kKillAgain);
       return;
+    case Phase::settling:
+      settle(running, now);
+      return;
+    case Phase::settled:
+      return;
   }
 }
 
@@ -206,6 +210,13 @@ ProcessTestRunner::Clock::time_point ProcessTestRunner::next_deadline() const {
         next = std::min({next, running->phase_ends, std::max(now + kLookInterval,
                                                              running->python_stacks_by)});
         break;
+      case Phase::settling:
+        // Nothing signals the end of a process that is not our child: look.
+        next = std::min({next, running->phase_ends, now + kLookInterval});
+        break;
+      case Phase::settled:
+        next = now;
+        break;
       default:
         next = std::min(next, running->phase_ends);
     }
@@ -228,15 +239,34 @@ void ProcessTestRunner::end_left_behind(RunningTest& running,
     running.left_behind.clear();
     return;
   }
-  // A child that is exiting right now (an _exit() racing its parent's)
-  // is not a leak: give what was found a moment to become a zombie.
-  for (int wait = 0; wait < 20 && !running.left_behind.empty(); ++wait) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    running.left_behind = test_processes(running, last_rank.process_group());
+  // A test that ended on its own may have started processes that are
+  // ending too (a child's _exit() racing its parent's, a relaunched rank
+  // still in its teardown): they get the grace period (Phase::settling,
+  // advance()); only what still runs then was left behind. A test that was
+  // stopped has its processes killed now.
+  if (!running.left_behind.empty() && running.phase == Phase::running && !stopping_ &&
+      !running.launcher) {
+    running.settle_group = last_rank.process_group();
+    running.enter(Phase::settling, Clock::now() + options_.grace_period);
+    return;
   }
   last_rank.signal_group(SIGKILL);
   for (const pid_t pid : running.left_behind) ::kill(pid, SIGKILL);
   if (running.cgroup) running.cgroup->kill_all();
+}
+
+void ProcessTestRunner::settle(RunningTest& running, Clock::time_point now) {
+  running.left_behind = test_processes(running, running.settle_group);
+  if (running.left_behind.empty()) {
+    running.enter(Phase::settled);
+    return;
+  }
+  if (now < running.phase_ends) return;
+  // Still running after the grace period: left behind. Killed one by one
+  // (the group's leader is gone; its members found just now hold its id).
+  for (const pid_t pid : running.left_behind) ::kill(pid, SIGKILL);
+  if (running.cgroup) running.cgroup->kill_all();
+  running.enter(Phase::settled);
 }
 
 // With a cgroup, its members are the test's processes: nothing the test

@@ -26,3 +26,10 @@ def test_relaunches_pytest_for_rank_one():
     assert connection.recv(1) == b"1"
     assert child.wait(timeout=WAIT) == 0
     assert "RANKTEST_RESULT_FILE" not in os.environ
+
+
+def test_rank_zero_ends_before_its_relaunched_rank_one():
+    """Rank 0 is done and its process ends while the rank 1 it started is
+    still in its teardown, ending on its own a moment later (seen with
+    Lightning's DDP tests, forked): not a process left behind."""
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.7)"])
