@@ -13,6 +13,7 @@
 #include "process/run_to_completion.h"
 #include "process/temporary_directory.h"
 #include "discover/quoted_output.h"
+#include "discover/source_settings.h"
 #include "select/test_order.h"
 #include "text/file_tail.h"
 #include "text/sanitize.h"
@@ -135,8 +136,9 @@ Expected<DiscoveredCtest> parse_ctest_listing(std::string_view json, const std::
     auto test_source = std::make_shared<TestSource>();
     test_source->kind = SuiteKind::ctest;
     test_source->label = label;
-    test_source->env = source.env;
-    test_source->launcher = source.launcher;
+    copy_source_settings(source, *test_source);
+    // CTest says how each test runs: never a fork server.
+    test_source->fork_server = false;
     auto details = std::make_shared<TestDetails>();
     std::vector<std::string> refusals;
     const auto command = string_list(entry.value("command", Json::array()));

@@ -21,6 +21,7 @@
 #include "process/run_to_completion.h"
 #include "process/temporary_directory.h"
 #include "discover/quoted_output.h"
+#include "discover/source_settings.h"
 #include "text/file_tail.h"
 #include "text/sanitize.h"
 
@@ -317,14 +318,10 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
   like.kind = SuiteKind::pytest;
   like.executable = source.python;
   like.extra_args = source.args;
-  like.env = source.env;
+  copy_source_settings(source, like);
   like.working_directory = working_directory;
   like.collect_arguments = source.args;
   for (const auto& path : *paths) like.collect_arguments.push_back(fs::absolute(path).string());
-  like.fork_server = source.fork_server;
-  like.launcher = source.launcher;
-  like.network = source.network;
-  like.private_tmpdir = source.private_tmpdir;
   std::set<fs::path> collected_files;
   const auto finish = [&](Expected<std::vector<TestCase>> tests) -> Expected<DiscoveredPytest> {
     if (!tests) return Error{fmt::format("{}: {}", where, tests.error().message)};

@@ -125,6 +125,19 @@ TEST(Ctest, PropertiesBecomeSettings) {
   EXPECT_EQ(listed.out, "ctest::tool.uses_two_gpus  [gpus 2]\n") << listed.out << listed.err;
 }
 
+// The settings every source takes reach a ctest source's tests too: its
+// network and tmpdir (they were once left out, and the tests ran on the
+// host's network).
+TEST(Ctest, TheSourcesNetworkAndTmpdirReachItsTests) {
+  Workdir dir;
+  dir.write("ranktest.toml", config_for(kBuild) + "network = \"isolated\"\ntmpdir = \"private\"\n");
+  const auto run = run_ranktest(dir, {"list", "--format", "json", "--filter", "*Arithmetic.Adds"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto tests = nlohmann::json::parse(run.out)["tests"];
+  ASSERT_EQ(tests.size(), 1u) << run.out;
+  EXPECT_EQ(tests[0]["network"], "isolated") << tests[0].dump();
+}
+
 TEST(Ctest, AFolderCtestDoesNotKnowIsADiscoveryError) {
   Workdir dir;
   dir.write("ranktest.toml", config_for("."));

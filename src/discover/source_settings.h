@@ -1,0 +1,21 @@
+// What every test of a [[source]] carries from its table into its
+// TestSource, whatever its framework: one place, so no discoverer can leave
+// one out (a ctest source once dropped network = "isolated" and ran its
+// tests on the host's network).
+#pragma once
+
+#include "config/config.h"
+#include "model/test_case.h"
+
+namespace ranktest::discover {
+
+inline void copy_source_settings(const config::SourceConfig& from, TestSource& to) {
+  to.env = from.env;
+  to.launcher = from.launcher;
+  to.network = from.network;
+  to.private_tmpdir = from.private_tmpdir;
+  to.fork_server = from.fork_server;
+  to.fork_exit_full = from.fork_exit_full;
+}
+
+}  // namespace ranktest::discover
