@@ -279,20 +279,27 @@ int run_command(const CommandLine& cli) {
   for (const auto& entry : plan.cannot_run) recorder.test_cannot_run(entry);
 
   // The workers of pytest tests are watched through the kernel's process
-  // events (a pass whose worker failed is suspicious); said once where
-  // they cannot be had.
+  // events (a pass whose worker failed is suspicious). Where those cannot
+  // be had (no CAP_NET_ADMIN: CI as an ordinary user, most containers), the
+  // plugin watches the waits of the test's own process instead: said once.
   std::optional<process::ProcessExitWatch> exit_watch;
+  bool watch_waits = false;
   if (std::any_of(plan.to_run.begin(), plan.to_run.end(), [](const auto& test) {
         return execute::adapter_for(test.test->source->kind).watches_workers() &&
-               !test.settings->audit_children;
+               !test.settings->audit_children && test.settings->watch_workers;
       })) {
     auto opened = process::ProcessExitWatch::open();
-    if (opened) exit_watch.emplace(std::move(*opened));
-    else
-      warn(fmt::format("the exits of tests' worker processes are not watched here ({}): a "
-                       "pass whose worker failed is not flagged; audit-children = true "
-                       "traces them (docs/configuration.md)",
+    if (opened) {
+      exit_watch.emplace(std::move(*opened));
+    } else {
+      watch_waits = true;
+      warn(fmt::format("the kernel's process events are not available here ({}), so pytest "
+                       "tests' workers are watched from inside pytest: those the test's own "
+                       "process starts and reaps (multiprocessing, subprocess, os.fork), not "
+                       "their children; audit-children = true traces every process "
+                       "(docs/configuration.md)",
                        opened.error().message));
+    }
   }
 
   // Orphans of the tests (double forks, daemons) come back to us, so their
@@ -316,6 +323,7 @@ int run_command(const CommandLine& cli) {
                                .slurm = config.slurm,
                                .rank_helper = execute::rank_helper_path(),
                                .exit_watch = exit_watch ? &*exit_watch : nullptr,
+                               .watch_waits = watch_waits,
                                .warn = warn});
     schedule::ResourcePool resources(
         config.jobs, inventory,

@@ -78,6 +78,9 @@ struct TestSettings {
   // Trace the test's processes and fail a pass whose children crashed or
   // exited non-zero (child-failed).
   std::optional<bool> audit_children;
+  // Watch how the workers a pytest test starts end (a pass whose worker
+  // failed is suspicious): on by default.
+  std::optional<bool> watch_workers;
   // Limits on the test's cgroup, where ranktest can create one.
   std::optional<int> max_processes;
   std::optional<std::uint64_t> max_memory;

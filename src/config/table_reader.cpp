@@ -121,6 +121,10 @@ std::optional<Error> TableReader::limits(const toml::table& table, TestSettings&
     if (!node->is_boolean()) return wrong_type("audit-children", *node, "true or false");
     settings.audit_children = node->value<bool>().value();
   }
+  if (const auto* node = table.get("watch-workers")) {
+    if (!node->is_boolean()) return wrong_type("watch-workers", *node, "true or false");
+    settings.watch_workers = node->value<bool>().value();
+  }
   if (const auto* node = table.get("max-processes")) {
     const auto count = integer("max-processes", *node, 1, 4194304);
     if (!count) return count.error();

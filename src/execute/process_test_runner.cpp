@@ -52,6 +52,13 @@ process::SpawnRequest spawn_request(const RankPlan& rank) {
 
 }  // namespace
 
+// The workers of a pytest test are watched unless the audit traces them
+// all or the test is told not to (watch-workers = false).
+bool ProcessTestRunner::watches_workers(const select::PlannedTest& test) {
+  return adapter_for(test.test->source->kind).watches_workers() &&
+         !test.settings->audit_children && test.settings->watch_workers;
+}
+
 bool ProcessTestRunner::RunningTest::all_reaped() const {
   if (phase == Phase::waiting_for_server || phase == Phase::settling) return false;
   if (launcher && !launcher->exit()) return false;
@@ -151,11 +158,17 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
       command.argv.insert(command.argv.begin(),
                           {options_.audit_helper.string(), audit_path.string()});
     }
+    std::filesystem::path worker_exits_path;
+    if (watches_workers(test) && !options_.exit_watch && options_.watch_waits) {
+      worker_exits_path = *folder / fmt::format("worker-exits{}.jsonl", suffix);
+      command.set.emplace_back("RANKTEST_WORKER_EXITS", worker_exits_path.string());
+    }
     running->ranks.push_back(Rank{.rank = rank,
                                   .child = process::ChildProcess::elsewhere(),
                                   .log_path = log_path,
                                   .report_path = report_path,
-                                  .audit_path = audit_path});
+                                  .audit_path = audit_path,
+                                  .worker_exits_path = worker_exits_path});
     running->commands.push_back(std::move(command));
   }
   if (test.settings->private_tmpdir) {
@@ -268,7 +281,7 @@ bool ProcessTestRunner::spawn_ranks(RunningTest& running) {
       return false;
     }
     slot.child = std::move(*child);
-    if (options_.exit_watch && adapter.watches_workers() && slot.audit_path.empty()) {
+    if (options_.exit_watch && watches_workers(test)) {
       options_.exit_watch->watch(slot.child.pid());
       slot.watched = true;
     }

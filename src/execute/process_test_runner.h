@@ -60,6 +60,10 @@ struct RunnerOptions {
   // pytest test starts are watched, and a pass whose worker failed is
   // suspicious (audit-children makes it child-failed).
   process::ProcessExitWatch* exit_watch = nullptr;
+  // Where the kernel's process events cannot be had: the pytest plugin
+  // records how the workers it reaps end (RANKTEST_WORKER_EXITS), in
+  // fresh and forked tests alike, without tracing them.
+  bool watch_waits = false;
   // Where the runner's warnings go (a RunWarning event): a fork server that
   // cannot serve, a binary whose teardown matters.
   std::function<void(const std::string&)> warn;
@@ -100,6 +104,8 @@ class ProcessTestRunner final : public schedule::TestRunner {
     std::optional<std::vector<AuditedChild>> audited{};
     // Its processes are watched (exit_watch) under its pid.
     bool watched = false;
+    // Or the plugin records the workers it reaps here (watch_waits).
+    std::filesystem::path worker_exits_path{};
     bool stopped = false;  // still running when another rank's failure stopped it
     // Started by a launcher: the test's pid on its node, once ranktest-rank
     // said it started; what it left running there.
@@ -217,6 +223,7 @@ class ProcessTestRunner final : public schedule::TestRunner {
   Clock::time_point next_deadline() const;
   void end_left_behind(RunningTest& running, const process::ChildProcess& last_rank);
   void settle(RunningTest& running, Clock::time_point now);
+  static bool watches_workers(const select::PlannedTest& test);
   bool ask_for_stacks(RunningTest& running) const;
   bool audits_let_go(const RunningTest& running) const;
   bool start_stack_dumps(RunningTest& running);

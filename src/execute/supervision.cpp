@@ -28,6 +28,9 @@ constexpr auto kPythonStackTime = std::chrono::milliseconds(200);
 constexpr auto kAuditDetachTime = std::chrono::seconds(1);
 // How often a phase that waits for something without a signal looks.
 constexpr auto kLookInterval = std::chrono::milliseconds(20);
+// How long what a stopped test started gets to end on the signal it got
+// with the test before it counts as left behind.
+constexpr auto kSettleWhenStopped = std::chrono::milliseconds(200);
 // SIGKILL again this often until the last rank is reaped (a process forked
 // between two signals escapes one, not two).
 constexpr auto kKillAgain = std::chrono::milliseconds(100);
@@ -239,19 +242,19 @@ void ProcessTestRunner::end_left_behind(RunningTest& running,
     running.left_behind.clear();
     return;
   }
-  // A test that ended on its own may have started processes that are
-  // ending too (a child's _exit() racing its parent's, a relaunched rank
-  // still in its teardown): they get the grace period (Phase::settling,
-  // advance()); only what still runs then was left behind. A test that was
-  // stopped has its processes killed now.
-  if (!running.left_behind.empty() && running.phase == Phase::running && !stopping_ &&
-      !running.launcher) {
+  // What it started may be ending too (a child's _exit() racing its
+  // parent's, a relaunched rank still in its teardown, a helper that got
+  // the stop signal with the test): only what still runs after a while was
+  // left behind (Phase::settling, advance()). A test that ended on its own
+  // gives it the grace period; one that was stopped, a moment.
+  if (!running.left_behind.empty()) {
     running.settle_group = last_rank.process_group();
-    running.enter(Phase::settling, Clock::now() + options_.grace_period);
+    const bool ended_on_its_own = running.phase == Phase::running && !stopping_;
+    running.enter(Phase::settling,
+                  Clock::now() + (ended_on_its_own ? options_.grace_period : kSettleWhenStopped));
     return;
   }
   last_rank.signal_group(SIGKILL);
-  for (const pid_t pid : running.left_behind) ::kill(pid, SIGKILL);
   if (running.cgroup) running.cgroup->kill_all();
 }
 

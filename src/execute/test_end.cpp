@@ -6,6 +6,7 @@
 #include "execute/enrichment.h"
 #include "execute/judge.h"
 #include "execute/process_test_runner.h"
+#include "text/file_tail.h"
 
 namespace ranktest::execute {
 namespace {
@@ -27,6 +28,9 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
         auto child = audited_from(watched);
         if (is_worker(child) && ended_badly(child)) ended.failed_workers.push_back(std::move(child));
       }
+    if (!rank.worker_exits_path.empty())
+      for (auto& child : parse_child_audit(text::read_file(rank.worker_exits_path)))
+        if (is_worker(child) && ended_badly(child)) ended.failed_workers.push_back(std::move(child));
     facts.ranks.push_back(std::move(ended));
   }
   facts.first_failed = running.first_failed;

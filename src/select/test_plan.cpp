@@ -40,6 +40,7 @@ ResolvedSettings resolve_settings(const config::Config& config,
     take(chosen.labels, entry.settings.labels);
     take(chosen.leak_is_failure, entry.settings.leak_is_failure);
     take(chosen.audit_children, entry.settings.audit_children);
+    take(chosen.watch_workers, entry.settings.watch_workers);
     take(chosen.max_processes, entry.settings.max_processes);
     take(chosen.max_memory, entry.settings.max_memory);
     take(chosen.retries, entry.settings.retries);
@@ -57,6 +58,7 @@ ResolvedSettings resolve_settings(const config::Config& config,
   take(chosen.labels, declared.labels);
   if (!chosen.timeout && declared.timeout) chosen.timeout = *declared.timeout;
   take(chosen.audit_children, config.defaults.audit_children);
+  take(chosen.watch_workers, config.defaults.watch_workers);
   take(chosen.max_processes, config.defaults.max_processes);
   take(chosen.max_memory, config.defaults.max_memory);
   take(chosen.retries, config.defaults.retries);
@@ -78,6 +80,7 @@ ResolvedSettings resolve_settings(const config::Config& config,
   settings.labels = chosen.labels.value_or(std::vector<std::string>{});
   settings.leak_is_failure = chosen.leak_is_failure.value_or(true);
   settings.audit_children = chosen.audit_children.value_or(false);
+  settings.watch_workers = chosen.watch_workers.value_or(true);
   settings.max_processes = chosen.max_processes;
   settings.max_memory = chosen.max_memory;
   settings.retries = chosen.retries.value_or(0);

@@ -41,6 +41,7 @@ struct ResolvedSettings {
   std::vector<std::string> labels;
   bool leak_is_failure = true;
   bool audit_children = false;
+  bool watch_workers = true;  // pytest tests: a pass whose worker failed is suspicious
   std::optional<int> max_processes;
   std::optional<std::uint64_t> max_memory;
   int retries = 0;  // runs after a failed one, at most

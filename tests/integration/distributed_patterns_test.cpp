@@ -6,6 +6,9 @@
 // (gloo's TCPStore rendezvous), workers whose failures the harness
 // swallows or reports as a skip. Each ends the same in both modes.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include "harness.h"
 
@@ -92,6 +95,47 @@ TEST(DistributedPatterns, TheAuditFailsASwallowedWorker) {
   EXPECT_EQ(outcome("test_workers_ask_for_a_skip"), "skipped") << run.out;
   EXPECT_EQ(outcome("test_every_worker_passes"), "passed") << run.out;
   EXPECT_EQ(run.exit_code, 1);
+}
+
+// An ordinary user (most CI) gets no kernel process events: the plugin
+// watches the waits of the test's own process instead, forked or fresh,
+// and the swallowed worker is still suspicious, named as before.
+TEST_P(DistributedPatterns, AsAnOrdinaryUserSwallowedWorkersAreStillSuspicious) {
+  if (::geteuid() != 0 || shell("setpriv --reuid=65534 --regid=65534 --clear-groups true") != 0)
+    GTEST_SKIP() << "needs root, to run ranktest as the user nobody";
+  Workdir dir;
+  std::filesystem::permissions(dir.path(), std::filesystem::perms::all);
+  dir.write("ranktest.toml",
+            "timeout = \"60s\"\n[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+            "paths = [\"" RANKTEST_SOURCE_DIR "/tests/python_distributed/test_swallowed_workers.py\"]\n"
+            "mode = \"" + GetParam() + "\"\n");
+  std::string output;
+  const int code = shell("cd " + dir.path().string() +
+                             " && setpriv --reuid=65534 --regid=65534 --clear-groups env "
+                             "HOME=" + dir.path().string() + " " RANKTEST_BINARY " run 2>&1",
+                         &output);
+  EXPECT_EQ(code, 0) << output;
+  EXPECT_NE(output.find("watched from inside pytest"), std::string::npos) << output;
+  Invocation run;
+  run.workdir = dir.path();
+  const auto finished = run.finished();
+  ASSERT_EQ(finished.size(), 5u) << output;
+  const auto suspicious = [&](const std::string& id) {
+    return finished.at("test_swallowed_workers.py::" + id)["result"]["suspicious"];
+  };
+  ASSERT_EQ(suspicious("test_a_worker_exit_17_is_swallowed").size(), 1u) << output;
+  EXPECT_NE(suspicious("test_a_worker_exit_17_is_swallowed")[0].get<std::string>().find(
+                "from multiprocessing.spawn import spawn_main"),
+            std::string::npos)
+      << output;
+  ASSERT_EQ(suspicious("test_a_forked_child_raises").size(), 1u) << output;
+  EXPECT_NE(suspicious("test_a_forked_child_raises")[0].get<std::string>().find("forked child"),
+            std::string::npos);
+  EXPECT_EQ(suspicious("test_every_worker_passes").size(), 0u) << output;
+  EXPECT_EQ(suspicious("test_workers_ask_for_a_skip").size(), 0u) << output;
+  EXPECT_EQ(suspicious("test_runs_a_tool_that_fails_on_purpose").size(), 0u) << output;
+  for (const auto& [id, event] : finished)
+    EXPECT_EQ(event["forked"], GetParam() == "fork-server") << id;
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, DistributedPatterns, ::testing::Values("plain", "fork-server"),

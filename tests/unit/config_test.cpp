@@ -36,6 +36,7 @@ exclusive = true
 labels = ["nightly"]
 leak = "warn"
 audit-children = false
+watch-workers = false
 max-memory = "2GiB"
 
 [devices]
@@ -64,6 +65,8 @@ cpu-sim = ["a", "b"]
   EXPECT_EQ(*settings.labels, std::vector<std::string>{"nightly"});
   EXPECT_EQ(settings.leak_is_failure, false);
   EXPECT_EQ(settings.audit_children, false);
+  EXPECT_EQ(settings.watch_workers, false);
+  EXPECT_FALSE(config->defaults.watch_workers);
   EXPECT_EQ(settings.max_memory, 2ull << 30);
   EXPECT_FALSE(settings.max_processes);
   EXPECT_EQ(config->defaults.audit_children, true);
@@ -200,6 +203,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "ranktest.toml:1:1: unknown key 'jobz'; known keys are: jobs, "
                   "timeout, slow, grace-period, list-timeout, fail-fast, state-dir, junit, "
                   "html, history, max-output, devices, port-range, suspicious-output, audit-children, "
+                  "watch-workers, "
                   "max-processes, max-memory, retries, retry-delay, flaky, launcher, nodes, "
                   "network, network-fallback, tmpdir, source, override, hint, mpirun, slurm (see "
                   "docs/configuration.md)"},
