@@ -181,6 +181,12 @@ int run_command(const CommandLine& cli) {
                                  schedule::device_counts(inventory));
   plan.filtered_out += partitioned_out;
   select::order_longest_first(plan.to_run, expected);
+  // A test that failed only when forked lately runs fresh from the start,
+  // instead of failing forked (a hang costs its whole timeout) first.
+  if (history) {
+    const auto fork_only = history->fork_only_tests();
+    for (auto& test : plan.to_run) test.fresh_process = fork_only.count(test.test->id) > 0;
+  }
   if (auto conflict = select::network_conflict(plan))
     return fail({ExitCode::usage_error, *conflict});
   // Said once, before anything runs: isolated where the machine refuses
@@ -325,6 +331,7 @@ int run_command(const CommandLine& cli) {
                                .exit_watch = exit_watch ? &*exit_watch : nullptr,
                                .watch_waits = watch_waits,
                                .warn = warn});
+    runner.remember_fork_only(plan.to_run);
     schedule::ResourcePool resources(
         config.jobs, inventory,
         schedule::PortPool(

@@ -144,8 +144,9 @@ Expected<std::optional<std::string>> ForkServer::read_line(Clock::time_point dea
   }
 }
 
-Expected<pid_t> ForkServer::fork_test(const ForkRequest& request) {
+Expected<Done> ForkServer::send_fork(const ForkRequest& request) {
   if (starting_) return Error{"the fork server is not ready"};
+  if (busy()) return Error{"the fork server has not answered the last request"};
   Json cgroups = Json::array();
   for (const auto& path : request.cgroup_procs) cgroups.push_back(path.string());
   Json message{{"log", request.log.string()},
@@ -158,23 +159,39 @@ Expected<pid_t> ForkServer::fork_test(const ForkRequest& request) {
                             request.full_exit, message);
   if (!write_all(to_server_, message.dump(-1, ' ', true, Json::error_handler_t::replace) + "\n"))
     return Error{"the fork server is gone"};
-  // A fork takes milliseconds; a server that has not answered in 30 s is
-  // stuck, and its tests run plain.
-  auto line = read_line(Clock::now() + std::chrono::seconds(30));
-  if (!line) return line.error();
-  if (!*line) return Error{"the fork server did not answer in time"};
+  fork_group_ = request.process_group;
+  fork_deadline_ = Clock::now() + std::chrono::seconds(30);
+  return Done{};
+}
+
+std::optional<Expected<pid_t>> ForkServer::poll_fork(Clock::time_point now) {
+  if (!busy()) return Expected<pid_t>(Error{"no fork was asked for"});
+  auto line = read_line(Clock::time_point{});  // what has arrived, no wait
+  const pid_t group = *fork_group_;
+  if (!line) {
+    fork_group_.reset();
+    return Expected<pid_t>(line.error());
+  }
+  if (!*line) {
+    if (now < fork_deadline_) return std::nullopt;
+    fork_group_.reset();
+    return Expected<pid_t>(Error{"the fork server did not answer in time"});
+  }
+  fork_group_.reset();
+  fork_deadline_ = Clock::time_point::max();
   const auto reply = Json::parse(**line, nullptr, false);
   if (!reply.is_discarded() && reply.contains("pid") && reply["pid"].is_number_integer()) {
     const auto pid = static_cast<pid_t>(reply["pid"].get<int>());
     // The test is our child and joins its group itself; whichever of the
     // two runs first, the group exists once we return (a stop signalled to
     // it at once must not miss the test).
-    ::setpgid(pid, request.process_group ? request.process_group : pid);
-    return pid;
+    ::setpgid(pid, group ? group : pid);
+    return Expected<pid_t>(pid);
   }
   if (!reply.is_discarded() && reply.contains("refused") && reply["refused"].is_string())
-    return Error{reply["refused"].get<std::string>()};
-  return Error{"the fork server answered what ranktest does not understand: " + **line};
+    return Expected<pid_t>(Error{reply["refused"].get<std::string>()});
+  return Expected<pid_t>(
+      Error{"the fork server answered what ranktest does not understand: " + **line});
 }
 
 }  // namespace ranktest::execute

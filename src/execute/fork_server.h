@@ -70,8 +70,8 @@ class ForkServer {
   ForkServer(const ForkServer&) = delete;
   ForkServer& operator=(const ForkServer&) = delete;
 
-  // While starting: what to wait on (readable when it says something) and
-  // until when.
+  // While starting or busy: what to wait on (readable when it says
+  // something) and until when.
   bool starting() const { return starting_; }
   int reply_fd() const { return from_server_; }
   Clock::time_point ready_by() const { return ready_by_; }
@@ -82,9 +82,20 @@ class ForkServer {
   // end of what it printed.
   std::optional<Expected<Done>> poll_ready(Clock::time_point now);
 
-  // A process running one test; an error when the server refused (the guard
-  // found a device open or threads running) or is gone. Only once it serves.
-  Expected<pid_t> fork_test(const ForkRequest& request);
+  // Asks for a process running one test, without waiting for the answer
+  // (poll_fork); one request at a time (busy() until answered). An error:
+  // the server is gone, or does not serve yet.
+  Expected<Done> send_fork(const ForkRequest& request);
+  // A request is out, unanswered.
+  bool busy() const { return fork_group_.has_value(); }
+  // When an unanswered request counts as never answered: a fork takes
+  // milliseconds, so a server silent for 30 s is stuck.
+  Clock::time_point fork_deadline() const { return fork_deadline_; }
+  // Reads the answer, never waiting: nullopt while none came; the forked
+  // test's pid (in its process group already); an error when the server
+  // refused (the guard found a device open or threads running), is gone,
+  // or did not answer by fork_deadline().
+  std::optional<Expected<pid_t>> poll_fork(Clock::time_point now);
 
   // Which server a source's tests fork from: sources that start the same
   // way share one.
@@ -92,6 +103,12 @@ class ForkServer {
 
   // libranktest-forkserver.so, beside the ranktest binary.
   static std::filesystem::path preload_library();
+
+  // The server's process: reaped by the runner's one reaping loop, which
+  // marks it here, so that its end never signals a group that is no
+  // longer its own.
+  pid_t pid() const { return child_.pid(); }
+  void mark_reaped(const ProcessExit& exit) { child_.mark_reaped(exit); }
 
   ExitProbe exit_probe() const { return exit_probe_; }
   void set_exit_probe(ExitProbe probe) { exit_probe_ = probe; }
@@ -114,6 +131,8 @@ class ForkServer {
   Clock::time_point ready_by_;
   bool starting_ = true;
   std::string buffered_;
+  std::optional<pid_t> fork_group_;  // the unanswered request's process group (0: its own)
+  Clock::time_point fork_deadline_ = Clock::time_point::max();
 };
 
 }  // namespace ranktest::execute

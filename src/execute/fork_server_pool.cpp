@@ -68,6 +68,30 @@ void ProcessTestRunner::failed_only_forked(const select::PlannedTest& test) {
                                             ids.size(), fmt::join(ids, ", ")));
 }
 
+void ProcessTestRunner::remember_fork_only(const std::vector<select::PlannedTest>& tests) {
+  std::map<std::string, std::vector<const select::PlannedTest*>> by_source;
+  for (const auto& test : tests)
+    if (test.fresh_process && test.test->source->fork_server)
+      by_source[ForkServer::key(*test.test->source)].push_back(&test);
+  for (const auto& [key, remembered] : by_source) {
+    std::vector<std::string> ids;
+    for (const auto* test : remembered) ids.push_back(test->test->id);
+    const auto& source = *remembered.front()->test->source;
+    if (ids.size() >= kForkOnlyLimit) {
+      give_up_fork_server(source, fmt::format("{} of its tests failed only when forked in recent "
+                                              "runs ({}), and passed as fresh processes "
+                                              "(history)",
+                                              ids.size(), fmt::join(ids, ", ")));
+      continue;
+    }
+    // Counted with this run's, toward giving the server up.
+    fork_only_[key] = ids;
+    options_.warn(fmt::format("{} failed only when forked in a recent run, and passed as a "
+                              "fresh process (history): it runs as a fresh process",
+                              fmt::join(ids, ", ")));
+  }
+}
+
 // Servers that said they are ready (or that they cannot serve) start the
 // tests waiting for them: forked, or plain.
 void ProcessTestRunner::poll_fork_servers(Clock::time_point now) {
@@ -100,7 +124,7 @@ void ProcessTestRunner::poll_fork_servers(Clock::time_point now) {
 std::vector<int> ProcessTestRunner::starting_server_descriptors() const {
   std::vector<int> descriptors;
   for (const auto& [key, server] : fork_servers_)
-    if (server->starting()) descriptors.push_back(server->reply_fd());
+    if (server->starting() || server->busy()) descriptors.push_back(server->reply_fd());
   return descriptors;
 }
 

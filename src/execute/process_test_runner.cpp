@@ -69,7 +69,7 @@ bool ProcessTestRunner::RunningTest::all_reaped() const {
 const process::ChildProcess* ProcessTestRunner::RunningTest::unreaped() const {
   if (launcher) return launcher->exit() ? nullptr : &*launcher;
   for (const auto& rank : ranks)
-    if (!rank.child.exit()) return &rank.child;
+    if (rank.child.is_ours() && !rank.child.exit()) return &rank.child;
   return nullptr;
 }
 
@@ -183,7 +183,8 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
   // everything else goes on meanwhile (poll_fork_servers starts it).
   const bool audited = test.settings->audit_children;
   if (test.test->source->fork_server && !audited && options_.capture_output &&
-      !assignment.fresh_process && test.settings->launcher == Launcher::local) {
+      !assignment.fresh_process && !test.fresh_process &&
+      test.settings->launcher == Launcher::local) {
     bool starting = false;
     fork_server_for(test, starting);
     if (starting) {
@@ -222,9 +223,9 @@ bool ProcessTestRunner::spawn_ranks(RunningTest& running) {
     }
     running.network.emplace(std::move(*network));
   }
-  auto commands = std::move(running.commands);
-  running.commands.clear();
   if (test.settings->launcher != Launcher::local) {
+    auto commands = std::move(running.commands);
+    running.commands.clear();
     bool launched = true;
     start_with_launcher(running, std::move(commands), [&](const std::string& why) {
       launched = false;
@@ -232,26 +233,43 @@ bool ProcessTestRunner::spawn_ranks(RunningTest& running) {
     });
     return launched;
   }
+  return spawn_from(running);
+}
+
+// Starts the ranks not started yet, in order: each fresh, or forked from
+// its source's fork server. A fork is asked for and answered later
+// (poll_forks): the test waits for it (fork_key) without blocking the
+// loop, and this goes on from the next rank once it is answered.
+bool ProcessTestRunner::spawn_from(RunningTest& running) {
+  const auto& test = *running.test;
   const auto& adapter = adapter_for(test.test->source->kind);
-  const int world = static_cast<int>(running.ranks.size());
-  for (int rank = 0; rank < world; ++rank) {
-    auto& slot = running.ranks[static_cast<std::size_t>(rank)];
-    auto request = spawn_request(commands[static_cast<std::size_t>(rank)]);
+  const std::size_t world = running.ranks.size();
+  for (; running.spawned < world; ++running.spawned) {
+    const std::size_t rank = running.spawned;
+    if (running.interrupted || running.stopping()) {
+      not_started(running, rank);  // stopped while it waited for its fork server
+      return true;
+    }
+    auto& slot = running.ranks[rank];
+    auto request = spawn_request(running.commands[rank]);
     if (rank > 0) request.process_group = running.ranks.front().child.process_group();
     if (running.network) {
       request.network_fd = running.network->net_fd();
       request.user_namespace_fd = running.network->user_fd();
     }
-    std::optional<Expected<process::ChildProcess>> spawned;
     bool starting = false;
     ForkServer* server = test.test->source->fork_server && slot.audit_path.empty() &&
-                                 !slot.log_path.empty() && !running.assignment.fresh_process
+                                 !slot.log_path.empty() && !running.assignment.fresh_process &&
+                                 !test.fresh_process
                              ? fork_server_for(test, starting)
                              : nullptr;
     if (server && !starting) {
+      running.fork_key = ForkServer::key(*test.test->source);
+      // One request at a time per server: the next waits its turn.
+      if (server->busy()) return true;
       // The first forked test of a binary probes its teardown (fork_server.h).
-      const bool probe = adapter.has_fast_exit() && server->exit_probe() == ExitProbe::untried;
-      if (probe) server->set_exit_probe(ExitProbe::probing);
+      running.fork_probe = adapter.has_fast_exit() && server->exit_probe() == ExitProbe::untried;
+      if (running.fork_probe) server->set_exit_probe(ExitProbe::probing);
       ForkRequest fork{test.test, request.argv, request.environment, slot.log_path,
                        test.test->source->working_directory, request.process_group,
                        running.cgroup ? running.cgroup->procs_files()
@@ -259,42 +277,136 @@ bool ProcessTestRunner::spawn_ranks(RunningTest& running) {
                        server->exit_probe() != ExitProbe::fast,
                        running.network ? running.network->net_path() : std::string(),
                        running.network ? running.network->user_path() : std::string()};
-      if (auto pid = server->fork_test(fork)) {
-        spawned.emplace(process::ChildProcess::adopt(
-            *pid, request.process_group ? request.process_group : *pid));
-        running.forked = true;
-        if (probe) slot.exit_probe_of = ForkServer::key(*test.test->source);
+      if (auto sent = server->send_fork(fork)) {
+        running.fork_sent = true;
+        return true;
       } else {
-        if (probe) server->set_exit_probe(ExitProbe::untried);
-        give_up_fork_server(*test.test->source, pid.error().message);
+        running.fork_key.clear();
+        if (running.fork_probe) server->set_exit_probe(ExitProbe::untried);
+        give_up_fork_server(*test.test->source, sent.error().message);
       }
     }
-    if (!spawned) {
-      if (running.cgroup) running.cgroup->place(request);
-      spawned.emplace(process::ChildProcess::spawn(request));
-    }
-    auto& child = *spawned;
+    if (running.cgroup) running.cgroup->place(request);
+    auto child = process::ChildProcess::spawn(request);
     if (!child) {
       failed_to_launch(running, world == 1 ? child.error().message
                                            : fmt::format("rank {}: {}", rank,
                                                          child.error().message));
       return false;
     }
-    slot.child = std::move(*child);
-    if (options_.exit_watch && watches_workers(test)) {
-      options_.exit_watch->watch(slot.child.pid());
-      slot.watched = true;
-    }
+    started_rank(running, slot, std::move(*child));
   }
-  // A forked test may have ended before it was adopted: its exit is waiting.
-  for (auto& rank : running.ranks)
-    if (const auto early = orphan_exits_.find(rank.child.pid()); early != orphan_exits_.end()) {
-      rank.child.mark_reaped(early->second);
-      orphan_exits_.erase(early);
-      rank.ended = Clock::now();
-      rank_ended(running, rank, rank.ended);
-    }
   return true;
+}
+
+// A rank's process exists (spawned, or forked and adopted): watched, and
+// its end, if it came first, taken.
+void ProcessTestRunner::started_rank(RunningTest& running, Rank& slot,
+                                     process::ChildProcess child) {
+  slot.child = std::move(child);
+  if (options_.exit_watch && watches_workers(*running.test)) {
+    options_.exit_watch->watch(slot.child.pid());
+    slot.watched = true;
+  }
+  // A forked test may have ended before its fork server's answer was read,
+  // and been reaped as an orphan: its exit is waiting. As the last rank,
+  // what it left behind is found now (reap() does it while the zombie
+  // holds the group id; here the group's members, if any, still hold it).
+  if (const auto early = orphan_exits_.find(slot.child.pid()); early != orphan_exits_.end()) {
+    if (std::none_of(running.ranks.begin(), running.ranks.end(),
+                     [&](const Rank& r) { return &r != &slot && !r.child.exit(); }))
+      end_left_behind(running, slot.child);
+    slot.child.mark_reaped(early->second);
+    orphan_exits_.erase(early);
+    slot.ended = Clock::now();
+    rank_ended(running, slot, slot.ended);
+  }
+}
+
+// The answers of fork servers: each adopts its test's rank and starts the
+// rest of it; a server answering no one (its test was stopped meanwhile)
+// has its fork killed; a server that refused, went away or fell silent is
+// given up, and its tests go on in fresh processes. Then each free server
+// takes the next test waiting for it.
+void ProcessTestRunner::poll_forks(Clock::time_point now) {
+  const auto waiting_on = [&](const std::string& key, bool sent) -> RunningTest* {
+    for (auto& running : running_)
+      if (running->fork_key == key && running->fork_sent == sent) return running.get();
+    return nullptr;
+  };
+  std::vector<RunningTest*> to_go_on;
+  std::vector<std::pair<RunningTest*, std::string>> refused;
+  for (auto& [key, server] : fork_servers_) {
+    if (!server->busy()) continue;
+    auto answer = server->poll_fork(now);
+    if (!answer) continue;
+    RunningTest* running = waiting_on(key, true);
+    if (!running) {
+      if (*answer) ::kill(**answer, SIGKILL);  // reaped as an orphan
+      continue;
+    }
+    running->fork_key.clear();
+    running->fork_sent = false;
+    if (!*answer) {
+      if (running->fork_probe) server->set_exit_probe(ExitProbe::untried);
+      refused.emplace_back(running, answer->error().message);
+      continue;
+    }
+    auto& slot = running->ranks[running->spawned];
+    const pid_t request_group =
+        running->spawned > 0 ? running->ranks.front().child.process_group() : 0;
+    running->forked = true;
+    if (running->fork_probe) slot.exit_probe_of = key;
+    started_rank(*running, slot,
+                 process::ChildProcess::adopt(**answer, request_group ? request_group : **answer));
+    if (running->interrupted || running->stopping()) {
+      // Stopped while its fork was on the way: it never runs.
+      slot.child.signal_group(SIGKILL);
+      not_started(*running, running->spawned + 1);
+      continue;
+    }
+    ++running->spawned;
+    to_go_on.push_back(running);
+  }
+  for (auto& [running, why] : refused) {
+    give_up_fork_server(*running->test->test->source, why);
+    if (running->interrupted || running->stopping()) not_started(*running, running->spawned);
+    else to_go_on.push_back(running);
+  }
+  // Free servers take their next waiting test.
+  for (auto& [key, server] : fork_servers_)
+    if (!server->busy() && !server->starting())
+      if (RunningTest* next = waiting_on(key, false)) to_go_on.push_back(next);
+  // Tests whose server was given up meanwhile go on fresh.
+  for (auto& running : running_)
+    if (!running->fork_key.empty() && !running->fork_sent &&
+        !fork_servers_.count(running->fork_key))
+      to_go_on.push_back(running.get());
+  for (RunningTest* running : to_go_on) {
+    if (std::find_if(running_.begin(), running_.end(),
+                     [&](const auto& r) { return r.get() == running; }) == running_.end())
+      continue;
+    running->fork_key.clear();
+    if (!spawn_from(*running))
+      std::erase_if(running_, [&](const auto& r) { return r.get() == running; });
+  }
+}
+
+// The ranks of a stopped test from `first` on never start: each ends as
+// not started.
+void ProcessTestRunner::not_started(RunningTest& running, std::size_t first) {
+  running.fork_key.clear();
+  running.fork_sent = false;
+  for (std::size_t rank = first; rank < running.ranks.size(); ++rank) {
+    auto& slot = running.ranks[rank];
+    if (slot.result) continue;
+    RankResult result;
+    result.rank = slot.rank;
+    result.outcome = Outcome::interrupted;
+    result.reason = "not started";
+    slot.result = std::move(result);
+  }
+  running.spawned = running.ranks.size();
 }
 
 std::optional<int> ProcessTestRunner::pause_until(std::chrono::steady_clock::time_point until) {
@@ -312,6 +424,7 @@ schedule::RunnerWakeup ProcessTestRunner::wait(
   for (;;) {
     reap();
     poll_fork_servers(Clock::now());
+    poll_forks(Clock::now());
     enforce_deadlines(Clock::now());
     reap();
     if (!finished_.empty() || !slow_.empty() || wakeup.interrupt_signal) break;
@@ -376,6 +489,9 @@ void ProcessTestRunner::stop_all() {
   });
   for (auto& running : running_) {
     running->interrupted = true;
+    // Ranks still to be asked of a fork server never start; one asked for
+    // is killed when it comes (poll_forks).
+    if (!running->fork_key.empty() && !running->fork_sent) not_started(*running, running->spawned);
     // What a finished test left is killed now, not after the grace period.
     if (running->phase == Phase::settling) running->phase_ends = now;
     if (running->phase == Phase::running || running->phase == Phase::draining ||
@@ -408,6 +524,8 @@ void ProcessTestRunner::reap() {
         if (d.child.pid() == pid && !d.child.exit()) return &d;
     return nullptr;
   };
+  // Answers first: a forked test that ended at once is adopted, not an orphan.
+  poll_forks(Clock::now());
   const auto exits = process::reap_exited_children([&](pid_t pid) {
     // The test is over once its last rank is: end whatever its processes
     // left behind while the group id is still held by this zombie.
@@ -429,9 +547,15 @@ void ProcessTestRunner::reap() {
       launcher_ended(*test, now);
       continue;
     }
+    if (const auto server = std::find_if(fork_servers_.begin(), fork_servers_.end(),
+                                         [&](const auto& s) { return s.second->pid() == pid; });
+        server != fork_servers_.end()) {
+      server->second->mark_reaped(exit);
+      continue;
+    }
     const Owner found = owner(pid);
     if (!found.test) {
-      // Maybe a forked test whose adoption is still to come (see spawn_ranks()).
+      // Maybe a forked test whose adoption is still to come (see started_rank()).
       if (orphan_exits_.size() > 10000) orphan_exits_.clear();
       orphan_exits_[pid] = exit;
       continue;

@@ -83,6 +83,10 @@ class ProcessTestRunner final : public schedule::TestRunner {
   void stop_all() override;
   void release_kept(std::size_t test_index) override;
   void failed_only_forked(const select::PlannedTest& test) override;
+  // Before the run: the tests that failed only when forked in recent runs
+  // (PlannedTest::fresh_process, from history) run fresh; a source with
+  // kForkOnlyLimit of them is not forked at all. Said once.
+  void remember_fork_only(const std::vector<select::PlannedTest>& tests);
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -148,7 +152,7 @@ class ProcessTestRunner final : public schedule::TestRunner {
     std::filesystem::path folder;  // the attempt's folder
     schedule::Assignment assignment;
     std::vector<Rank> ranks;
-    // Each rank's command, kept while the test waits for its fork server.
+    // Each rank's command, kept until every rank started.
     std::vector<RankPlan> commands;
     Phase phase = Phase::running;
     Clock::time_point phase_ends = Clock::time_point::max();
@@ -161,6 +165,13 @@ class ProcessTestRunner final : public schedule::TestRunner {
     bool timed_out = false;
     bool interrupted = false;
     bool forked = false;  // a fork server forked a rank of it
+    // Ranks started so far (in order); the next one may wait for a fork.
+    std::size_t spawned = 0;
+    // Waiting for the fork server with this key (ForkServer::key) to fork
+    // rank `spawned`: asked (fork_sent), or waiting for its turn.
+    std::string fork_key;
+    bool fork_sent = false;
+    bool fork_probe = false;  // the fork asked for probes the server's teardown
     // Processes still running when the last rank ended and after the
     // grace period (then killed).
     std::vector<pid_t> left_behind;
@@ -200,6 +211,10 @@ class ProcessTestRunner final : public schedule::TestRunner {
   // Starting ranks: alone, forked, or through a launcher (launcher_runner.cpp).
   // False: it could not start (a Finished error says why); drop it.
   bool spawn_ranks(RunningTest& running);
+  bool spawn_from(RunningTest& running);
+  void started_rank(RunningTest& running, Rank& slot, process::ChildProcess child);
+  void poll_forks(Clock::time_point now);
+  void not_started(RunningTest& running, std::size_t first);
   void failed_to_launch(RunningTest& running, const std::string& why);
   void start_with_launcher(RunningTest& running, std::vector<RankPlan> ranks,
                            const std::function<void(const std::string&)>& failed_to_launch);

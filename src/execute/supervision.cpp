@@ -198,6 +198,7 @@ ProcessTestRunner::Clock::time_point ProcessTestRunner::next_deadline() const {
     next = next_output_check_;
   for (const auto& [key, server] : fork_servers_)
     if (server->starting()) next = std::min(next, server->ready_by());
+    else if (server->busy()) next = std::min(next, server->fork_deadline());
   const auto now = Clock::now();
   for (const auto& running : running_) {
     switch (running->phase) {

@@ -46,7 +46,8 @@ CREATE TABLE IF NOT EXISTS attempts (
   flaky INTEGER NOT NULL,
   finished_at TEXT NOT NULL,
   host TEXT NOT NULL,
-  commit_sha TEXT NOT NULL
+  commit_sha TEXT NOT NULL,
+  fork_only INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS attempts_by_test ON attempts (test_id, id);
 PRAGMA user_version = 1;
@@ -144,6 +145,14 @@ Expected<std::unique_ptr<HistoryDb>> HistoryDb::open(const std::filesystem::path
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   if (!done) return done.error();
+  // Version 1 had no fork_only column: added in place (a runner that
+  // added it at the same moment makes this one's a duplicate, not an error).
+  if (Statement probe(db, "SELECT fork_only FROM attempts LIMIT 0"); !probe.ok()) {
+    auto added = history->exec("ALTER TABLE attempts ADD COLUMN fork_only INTEGER NOT NULL "
+                               "DEFAULT 0");
+    if (!added && added.error().message.find("duplicate column") == std::string::npos)
+      return added.error();
+  }
   return history;
 }
 
@@ -181,7 +190,7 @@ Expected<Done> HistoryDb::record_attempt(const events::TestFinished& event,
       sqlite3_prepare_v2(db_,
                          "INSERT INTO attempts (run_id, test_id, attempt, outcome, reason, "
                          "duration_ms, peak_memory_bytes, retrying, flaky, finished_at, host, "
-                         "commit_sha) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                         "commit_sha, fork_only) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                          -1, &insert_attempt_, nullptr) != SQLITE_OK)
     return error_of(db_, path_, "record a test");
   Statement insert(insert_attempt_);
@@ -192,7 +201,8 @@ Expected<Done> HistoryDb::record_attempt(const events::TestFinished& event,
   if (result.peak_memory) insert.bind(7, static_cast<std::int64_t>(*result.peak_memory));
   else insert.bind_null(7);
   insert.bind(8, event.retrying ? 1 : 0).bind(9, events::is_flaky(event) ? 1 : 0)
-      .bind(10, events::format_time(event.time)).bind(11, context.host).bind(12, context.commit);
+      .bind(10, events::format_time(event.time)).bind(11, context.host).bind(12, context.commit)
+      .bind(13, event.fork_only ? 1 : 0);
   if (insert.step() != SQLITE_DONE) return error_of(db_, path_, "record a test");
   return Done{};
 }
@@ -229,6 +239,20 @@ std::map<std::string, std::chrono::milliseconds> HistoryDb::expected_durations()
     expected[id] = std::chrono::milliseconds(durations[durations.size() / 2]);
   }
   return expected;
+}
+
+std::set<std::string> HistoryDb::fork_only_tests(std::size_t window) const {
+  Statement query(db_,
+                  "SELECT DISTINCT test_id FROM ("
+                  "  SELECT test_id, fork_only, ROW_NUMBER() OVER ("
+                  "    PARTITION BY test_id ORDER BY id DESC) AS age"
+                  "  FROM attempts WHERE retrying = 0 AND attempt > 0"
+                  "  AND outcome NOT IN ('skipped', 'not-run', 'interrupted'))"
+                  " WHERE age <= ? AND fork_only = 1");
+  query.bind(1, static_cast<std::int64_t>(window));
+  std::set<std::string> ids;
+  while (query.ok() && query.step() == SQLITE_ROW) ids.insert(query.text(0));
+  return ids;
 }
 
 std::vector<TestStats> HistoryDb::test_stats(std::size_t window) const {

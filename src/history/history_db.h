@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,11 @@ class HistoryDb {
   // Each test's expected duration: the median of its last 5 verdicts that
   // ran (skips and tests never started do not count).
   std::map<std::string, std::chrono::milliseconds> expected_durations() const;
+
+  // The tests that failed only when forked (and passed as fresh processes)
+  // in any of their last `window` verdicts: they run as fresh processes
+  // from their first attempt, until that many verdicts passed without it.
+  std::set<std::string> fork_only_tests(std::size_t window = 5) const;
 
   // Over each test's last `window` verdicts.
   std::vector<TestStats> test_stats(std::size_t window = 50) const;

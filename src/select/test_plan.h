@@ -76,6 +76,9 @@ void add_resource_group_devices(const TestCase& test, const std::map<std::string
 struct PlannedTest {
   const TestCase* test = nullptr;
   std::shared_ptr<const ResolvedSettings> settings;
+  // It failed only when forked in a recent run (history): it runs as a
+  // fresh process from its first attempt, never forked.
+  bool fresh_process = false;
 };
 
 struct NotRunnable {

@@ -220,6 +220,56 @@ TEST(Pytest, ATestThatFailsOnlyWhenForkedIsConfirmedFresh) {
   EXPECT_EQ(plain.out.find("forked"), std::string::npos) << plain.out;
 }
 
+// History remembers a test that failed only when forked: the next runs
+// start it fresh (a forked hang costs its whole timeout first), and a
+// source with two such tests is not forked at all. Said once per run.
+TEST(Pytest, ATestThatFailedOnlyWhenForkedRunsFreshInTheNextRuns) {
+  Workdir dir;
+  const std::string imported_by =
+      "import os\nIMPORTED_BY = os.getpid()\n"
+      "def test_runs_where_it_was_imported():\n    assert os.getpid() == IMPORTED_BY\n";
+  dir.write("test_import_state.py", imported_by);
+  dir.write("test_other.py", "def test_passes():\n    pass\n");
+  dir.write("ranktest.toml", "[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+                             "paths = [\".\"]\n");
+  const auto first = run_ranktest(dir, {"run"});
+  const auto id = std::string("test_import_state.py::test_runs_where_it_was_imported");
+  ASSERT_EQ(first.finished().at(id)["fork_only"], true) << first.out;
+
+  const auto second = run_ranktest(dir, {"run"});
+  EXPECT_EQ(second.exit_code, 0) << second.out << second.err;
+  auto finished = second.finished();
+  EXPECT_EQ(finished.at(id)["attempt"], 1) << finished.at(id).dump(2);
+  EXPECT_EQ(finished.at(id)["forked"], false);
+  EXPECT_EQ(finished.at(id)["result"]["outcome"], "passed");
+  EXPECT_EQ(finished.at("test_other.py::test_passes")["forked"], true);
+  EXPECT_EQ(occurrences(second.err, id + " failed only when forked in a recent run"), 1u)
+      << second.err;
+
+  // A second such test: with the one remembered, the server is given up.
+  dir.write("test_other.py", "def test_passes():\n    pass\n\n" + [&] {
+    auto renamed = imported_by;
+    renamed.replace(renamed.find("test_runs"), 9, "test_also_runs");
+    return renamed;
+  }());
+  const auto third = run_ranktest(dir, {"run"});
+  EXPECT_EQ(third.exit_code, 0) << third.out << third.err;
+  EXPECT_NE(third.err.find("2 of its tests failed only when forked"), std::string::npos)
+      << third.err;
+
+  const auto fourth = run_ranktest(dir, {"run"});
+  EXPECT_EQ(fourth.exit_code, 0) << fourth.out << fourth.err;
+  finished = fourth.finished();
+  for (const auto& [test, event] : finished) {
+    EXPECT_EQ(event["attempt"], 1) << test;
+    EXPECT_EQ(event["forked"], false) << test;
+  }
+  EXPECT_NE(fourth.err.find("2 of its tests failed only when forked in recent runs"),
+            std::string::npos)
+      << fourth.err;
+  EXPECT_EQ(occurrences(fourth.err, "failed only when forked"), 1u) << fourth.err;
+}
+
 // Plain mode runs one test per pytest: it must get the collection's rootdir
 // (pytest picks one from the paths it is given), or the test is named
 // differently and its result is lost. Seen on numpy's folders together.

@@ -1,5 +1,5 @@
-// The supervisor never blocks: a fork server that takes long to collect
-// holds back only the tests that wait for it; every other test's timeout
+// The supervisor never blocks: a fork server that takes long to collect,
+// or to answer a fork, holds back only the tests that wait for it; every other test's timeout
 // fires on time, and Ctrl-C ends the run at once.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -51,6 +51,42 @@ TEST(Supervision, ACollectingForkServerDelaysNoOtherTestsTimeout) {
   // The waiting test's clock started when its server served.
   EXPECT_LT(waited["duration_ms"].get<int>(), 15000) << waited.dump(2);
   EXPECT_EQ(run.out.find("cannot fork tests"), std::string::npos) << run.out;
+}
+
+// A fork server that takes 8 s to answer a fork (its before-fork hook
+// sleeps) holds back only the test it forks: the other test's 1 s timeout
+// fires on time, and the slow fork still runs its test.
+TEST(Supervision, AForkServerSlowToForkDelaysNoOtherTestsTimeout) {
+  Workdir dir;
+  dir.write("conftest.py",
+            "import os, time\n"
+            "if os.environ.get('RANKTEST_FORK_SERVER_ENVIRONMENT'):\n"
+            "    os.register_at_fork(before=lambda: time.sleep(8))\n");
+  dir.write("test_slow_fork.py", "def test_waits_for_its_fork():\n    pass\n");
+  dir.write("ranktest.toml",
+            "timeout = \"60s\"\ngrace-period = \"1s\"\n"
+            "[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+            "mode = \"fork-server\"\npaths = [\"test_slow_fork.py\"]\n"
+            "[[source]]\nkind = \"gtest\"\npaths = [\"" + fixture("outcomes") + "\"]\n"
+            "[[override]]\nfilter = \"*LoopsForever\"\ntimeout = \"1s\"\n");
+  const auto run = run_ranktest(dir, {"run", "-j", "2", "--filter", "*LoopsForever",
+                                      "--filter", "*test_waits_for_its_fork"});
+  const auto finished = run.finished();
+  ASSERT_EQ(finished.size(), 2u) << run.out << run.err;
+  const auto& hung = finished.at("fixture_outcomes::Outcomes.LoopsForever")["result"];
+  const auto& forked = finished.at("test_slow_fork.py::test_waits_for_its_fork");
+  EXPECT_EQ(hung["outcome"], "timed-out") << run.out;
+  EXPECT_EQ(forked["result"]["outcome"], "passed") << run.out;
+  EXPECT_EQ(forked["forked"], true) << run.out;
+  // The hung test's timeout fired while the fork was awaited: it ended
+  // first, and its end did not wait the 8 s out.
+  std::vector<std::string> order;
+  for (const auto& event : run.events())
+    if (event.value("event", "") == "test-finished") order.push_back(event["test"]["id"]);
+  EXPECT_EQ(order.front(), "fixture_outcomes::Outcomes.LoopsForever") << run.out;
+  EXPECT_LT(hung["duration_ms"].get<int>(), 7000) << hung.dump(2);
+  EXPECT_EQ(run.out.find("cannot fork tests"), std::string::npos) << run.out;
+  EXPECT_EQ(run.err.find("cannot fork tests"), std::string::npos) << run.err;
 }
 
 TEST(Supervision, CtrlCWhileAForkServerCollectsEndsTheRunAtOnce) {

@@ -1,6 +1,7 @@
 #include "history/history_db.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -35,6 +36,7 @@ class History : public ::testing::Test {
     int ms;
     int attempt = 1;
     bool retrying = false;
+    bool fork_only = false;
   };
   void run(const std::string& run_id, const std::vector<Row>& rows) {
     const RunContext context{"host-a", "0123456789abcdef0123456789abcdef01234567"};
@@ -47,6 +49,7 @@ class History : public ::testing::Test {
       finished.test.id = row.id;
       finished.attempt = row.attempt;
       finished.retrying = row.retrying;
+      finished.fork_only = row.fork_only;
       finished.result.outcome = row.outcome;
       finished.result.duration = milliseconds(row.ms);
       ASSERT_TRUE(db->record_attempt(finished, context));
@@ -119,6 +122,40 @@ TEST_F(History, ConcurrentWritersLoseNothing) {
   std::size_t rows = 0;
   for (const auto& stats : db->test_stats()) rows += stats.runs;
   EXPECT_EQ(rows, 400u);
+}
+
+// A test that failed only when forked runs fresh until five verdicts
+// passed without that; a retried attempt says nothing.
+TEST_F(History, FailingOnlyWhenForkedIsRememberedForFiveVerdicts) {
+  run("r0", {{"A", Outcome::failed, 10, 1, true}, {"A", Outcome::passed, 10, 2, true},
+             {"A", Outcome::passed, 10, 3, false, true}, {"B", Outcome::passed, 10},
+             {"C", Outcome::failed, 10, 1, true, true}, {"C", Outcome::failed, 10, 2}});
+  EXPECT_EQ(db->fork_only_tests(), std::set<std::string>{"A"});
+  for (int i = 1; i <= 4; ++i) run("r" + std::to_string(i), {{"A", Outcome::passed, 10}});
+  EXPECT_EQ(db->fork_only_tests(), std::set<std::string>{"A"});
+  run("r5", {{"A", Outcome::passed, 10}});
+  EXPECT_TRUE(db->fork_only_tests().empty());
+}
+
+// A database from before fork_only was recorded opens, gains the column,
+// and keeps what it had.
+TEST_F(History, AFileWithoutTheForkOnlyColumnGainsIt) {
+  run("old", {{"A", Outcome::passed, 1234}});
+  db.reset();
+  const auto path = dir / "sub" / "history.db";
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "ALTER TABLE attempts DROP COLUMN fork_only", nullptr, nullptr,
+                         nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(raw);
+  sqlite3_close(raw);
+  auto reopened = HistoryDb::open(path);
+  ASSERT_TRUE(reopened) << reopened.error().message;
+  db = std::move(*reopened);
+  run("new", {{"B", Outcome::passed, 10, 3, false, true}});
+  EXPECT_EQ(db->fork_only_tests(), std::set<std::string>{"B"});
+  EXPECT_EQ(db->expected_durations().at("A"), milliseconds(1234));
 }
 
 TEST_F(History, ADamagedFileIsAnErrorNamingItAndWhatToDo) {
