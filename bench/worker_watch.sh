@@ -77,6 +77,7 @@ TOML
   for user in "${users[@]}"; do
     prefix=()
     [[ $user == nobody ]] && prefix=("${as_nobody[@]}")
+    chmod -R a+rwX "$work"  # the state folders root's runs made
     declare -A time=()
     # Alternated, so that a machine getting busier weighs on both alike.
     declare -A samples=([true]="" [false]="")

@@ -2,9 +2,13 @@
 // (ForkServer::key), started when its first test is, polled while it
 // collects (its tests wait in Phase::waiting_for_server, without a clock),
 // given up for good when it cannot serve (its tests then run plain, said
-// once as a run warning).
+// once as a run warning); their answers to fork requests read as they
+// come (poll_forks), one request per server at a time.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <signal.h>
+
+#include <algorithm>
 
 #include "execute/process_test_runner.h"
 
@@ -126,6 +130,92 @@ std::vector<int> ProcessTestRunner::starting_server_descriptors() const {
   for (const auto& [key, server] : fork_servers_)
     if (server->starting() || server->busy()) descriptors.push_back(server->reply_fd());
   return descriptors;
+}
+
+// The answers of fork servers: each adopts its test's rank and starts the
+// rest of it; a server answering no one (its test was stopped meanwhile)
+// has its fork killed; a server that refused, went away or fell silent is
+// given up, and its tests go on in fresh processes. Then each free server
+// takes the next test waiting for it.
+void ProcessTestRunner::poll_forks(Clock::time_point now) {
+  const auto waiting_on = [&](const std::string& key, bool sent) -> RunningTest* {
+    for (auto& running : running_)
+      if (running->fork_key == key && running->fork_sent == sent) return running.get();
+    return nullptr;
+  };
+  std::vector<RunningTest*> to_go_on;
+  std::vector<std::pair<RunningTest*, std::string>> refused;
+  for (auto& [key, server] : fork_servers_) {
+    if (!server->busy()) continue;
+    auto answer = server->poll_fork(now);
+    if (!answer) continue;
+    RunningTest* running = waiting_on(key, true);
+    if (!running) {
+      if (*answer) ::kill(**answer, SIGKILL);  // reaped as an orphan
+      continue;
+    }
+    running->fork_key.clear();
+    running->fork_sent = false;
+    if (!*answer) {
+      if (running->fork_probe) server->set_exit_probe(ExitProbe::untried);
+      refused.emplace_back(running, answer->error().message);
+      continue;
+    }
+    auto& slot = running->ranks[running->spawned];
+    const pid_t request_group =
+        running->spawned > 0 ? running->ranks.front().child.process_group() : 0;
+    running->forked = true;
+    if (running->fork_probe) slot.exit_probe_of = key;
+    started_rank(*running, slot,
+                 process::ChildProcess::adopt(**answer, request_group ? request_group : **answer));
+    if (running->interrupted || running->stopping()) {
+      // Stopped while its fork was on the way: it never runs.
+      slot.child.signal_group(SIGKILL);
+      not_started(*running, running->spawned + 1);
+      continue;
+    }
+    ++running->spawned;
+    to_go_on.push_back(running);
+  }
+  for (auto& [running, why] : refused) {
+    give_up_fork_server(*running->test->test->source, why);
+    if (running->interrupted || running->stopping()) not_started(*running, running->spawned);
+    else to_go_on.push_back(running);
+  }
+  // Free servers take their next waiting test.
+  for (auto& [key, server] : fork_servers_)
+    if (!server->busy() && !server->starting())
+      if (RunningTest* next = waiting_on(key, false)) to_go_on.push_back(next);
+  // Tests whose server was given up meanwhile go on fresh.
+  for (auto& running : running_)
+    if (!running->fork_key.empty() && !running->fork_sent &&
+        !fork_servers_.count(running->fork_key))
+      to_go_on.push_back(running.get());
+  for (RunningTest* running : to_go_on) {
+    if (std::find_if(running_.begin(), running_.end(),
+                     [&](const auto& r) { return r.get() == running; }) == running_.end())
+      continue;
+    running->fork_key.clear();
+    if (!spawn_from(*running))
+      std::erase_if(running_, [&](const auto& r) { return r.get() == running; });
+  }
+}
+
+// The ranks of a stopped test from `first` on never start: each ends as
+// not started.
+void ProcessTestRunner::not_started(RunningTest& running, std::size_t first) {
+  running.fork_key.clear();
+  running.fork_sent = false;
+  for (std::size_t rank = first; rank < running.ranks.size(); ++rank) {
+    auto& slot = running.ranks[rank];
+    if (slot.result) continue;
+    RankResult result;
+    result.rank = slot.rank;
+    result.outcome = Outcome::interrupted;
+    result.reason = "not started";
+    slot.result = std::move(result);
+  }
+  running.spawned = running.ranks.size();
 }
 
 }  // namespace ranktest::execute
