@@ -22,9 +22,7 @@ nlohmann::ordered_json test_json(const TestCase& test,
   nlohmann::ordered_json json{
       {"id", utf8(test.id)},
       {"name", utf8(test.name)},
-      {"kind", test.source->kind == SuiteKind::pytest  ? "pytest"
-               : test.source->kind == SuiteKind::ctest ? "ctest"
-                                                       : "gtest"},
+      {"kind", to_string(test.source->kind)},
       {"source", utf8(test.source->label)},
       {"executable", utf8(test.source->executable.string())},
       {"location", nullptr},

@@ -47,7 +47,8 @@ std::vector<config::Hint> all_hints(const config::Config& config) {
 }
 
 events::TestInfo info_of(const TestCase& test) {
-  return events::TestInfo{test.id, test.name, test.source->label, test.location};
+  return events::TestInfo{test.id, test.name, test.source->label, test.location,
+                          to_string(test.source->kind)};
 }
 
 std::vector<std::string> kinds_of(const config::DeviceInventory& inventory) {

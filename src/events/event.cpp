@@ -64,7 +64,8 @@ OrderedJson test_json(const TestInfo& test) {
   return {{"id", utf8(test.id)},
           {"name", utf8(test.name)},
           {"source", utf8(test.source)},
-          {"location", location_json(test.location)}};
+          {"location", location_json(test.location)},
+          {"kind", test.kind}};
 }
 
 OrderedJson placement_json(const Placement& placement) {

@@ -26,6 +26,9 @@ struct TestInfo {
   std::string name;
   std::string source;  // the source label, e.g. the binary's file name
   std::optional<SourceLocation> location;
+  // Its framework: "gtest", "pytest", "ctest" (empty in a journal written
+  // before the field was).
+  std::string kind;
 };
 
 struct RunStarted {

@@ -41,7 +41,8 @@ std::optional<SourceLocation> location_of(const Json& json) {
 TestInfo test_of(const Json& json) {
   if (!json.is_object()) return {};
   return TestInfo{text(json, "id"), text(json, "name"), text(json, "source"),
-                  json.contains("location") ? location_of(json["location"]) : std::nullopt};
+                  json.contains("location") ? location_of(json["location"]) : std::nullopt,
+                  text(json, "kind")};
 }
 
 Placement placement_of(const Json& json) {

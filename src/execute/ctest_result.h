@@ -4,7 +4,7 @@
 
 #include <string_view>
 
-#include "execute/gtest_result.h"
+#include "execute/stopped_process.h"
 #include "model/outcome.h"
 #include "model/test_case.h"
 

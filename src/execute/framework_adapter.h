@@ -1,8 +1,10 @@
 // What the runner knows of a test framework, and all it knows: how to start
 // one test as one rank (alone, or forked from a fork server), and how to read
 // what that rank did. One file per framework (gtest_adapter.cpp,
-// pytest_adapter.cpp); the supervisor, the judge and the fork server branch
-// on none of them. Listing a framework's tests is the discover stage's part.
+// pytest_adapter.cpp, ctest_adapter.cpp; adapter_for() in
+// framework_adapter.cpp picks one); the supervisor, the judge and the fork
+// server branch on none of them. Listing a framework's tests is the
+// discover stage's part.
 #pragma once
 
 #include <nlohmann/json.hpp>

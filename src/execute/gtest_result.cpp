@@ -160,23 +160,6 @@ std::string gtest_test_output(std::string_view output,
   return kept;
 }
 
-std::optional<TestResult> classify_stopped_process(const ProcessEnd& end) {
-  TestResult result;
-  result.exit = end.exit;
-  if (end.interrupted) {
-    result.outcome = Outcome::interrupted;
-    result.reason = "stopped because the run was interrupted";
-  } else if (end.timed_out) {
-    result.outcome = Outcome::timed_out;  // the runner states the limit in `reason`
-  } else if (!end.exit) {
-    result.outcome = Outcome::error;
-    result.reason = "the process could not be waited for";
-  } else {
-    return std::nullopt;
-  }
-  return result;
-}
-
 TestResult classify_gtest_test(const ProcessEnd& end,
                                const std::optional<GtestVerdict>& verdict,
                                std::string_view output_tail) {

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "execute/stopped_process.h"
 #include "model/outcome.h"
 
 namespace ranktest::execute {
@@ -38,19 +39,6 @@ std::string find_skip_message(std::string_view output);
 std::string gtest_test_output(std::string_view output,
                               const std::string& test_name,
                               const std::vector<FailureMessage>& failures);
-
-// How the process ended, as the runner saw it.
-struct ProcessEnd {
-  std::optional<ProcessExit> exit;  // absent if it could not be reaped
-  bool timed_out = false;
-  bool interrupted = false;
-};
-
-// The outcome of a process that did not end on its own (the run was
-// interrupted, the test timed out, it could not be waited for), whatever
-// the framework says; nullopt when it did end on its own. Shared by every
-// framework's classification.
-std::optional<TestResult> classify_stopped_process(const ProcessEnd& end);
 
 // Whether a process's exit is the one its report implies (0 for a pass or
 // skip, 1 for a failure, no signal); nullopt when the report says nothing

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "execute/gtest_result.h"
+#include "execute/stopped_process.h"
 #include "model/outcome.h"
 
 namespace ranktest::execute {

@@ -1,5 +1,5 @@
-// The environment contract of a rank (DESIGN.md): who it is, where to
-// rendezvous, which devices it may touch.
+// The environment contract of a rank (docs/configuration.md, "What a rank
+// sees"): who it is, where to rendezvous, which devices it may touch.
 #pragma once
 
 #include <string>

@@ -13,8 +13,12 @@
 namespace ranktest {
 
 enum class SuiteKind { gtest, pytest, ctest };
+// "gtest", "pytest", "ctest": as `kind` is written in ranktest.toml.
+constexpr const char* to_string(SuiteKind kind) {
+  return kind == SuiteKind::pytest ? "pytest" : kind == SuiteKind::ctest ? "ctest" : "gtest";
+}
 
-// What starts a test's ranks (DESIGN.md, Launchers): ranktest itself, on
+// What starts a test's ranks (docs/launchers.md): ranktest itself, on
 // this machine; OpenMPI's mpirun; or a Slurm job step (srun).
 enum class Launcher : unsigned char { local, mpirun, slurm };
 

@@ -8,8 +8,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <functional>
+#include <thread>
 
 #include "process/cgroup_spawn.h"
 #include "process/exit_status.h"
@@ -142,8 +144,16 @@ void ChildProcess::kill_and_reap() {
   if (!exit_) {
     // Not reaped yet, so the group (which it belongs to) still exists.
     ::kill(-group_, SIGKILL);
-    int status = 0;
-    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    // SIGKILL ends a process at once unless it sleeps uninterruptibly (a
+    // hung driver, a dead NFS server): then it is not waited for past a
+    // moment. As a child of this subreaper it is reaped by the next
+    // reap_exited_children(), or by init once the runner is gone.
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    for (int status = 0;;) {
+      const pid_t reaped = waitpid(pid_, &status, WNOHANG);
+      if (reaped == pid_ || (reaped < 0 && errno != EINTR)) break;
+      if (std::chrono::steady_clock::now() >= give_up) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(reaped == 0 ? 5 : 0));
     }
   }
   pid_ = -1;

@@ -67,7 +67,8 @@ class ChildProcess {
   ChildProcess& operator=(ChildProcess&& other) noexcept;
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
-  // Kills the whole group and reaps the child if that has not happened yet.
+  // Kills the whole group and reaps the child if that has not happened yet
+  // (waiting at most 2 s for one that cannot die at once).
   ~ChildProcess();
 
   pid_t pid() const { return pid_; }

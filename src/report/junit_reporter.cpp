@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <pugixml.hpp>
 #include <stdexcept>
@@ -12,6 +13,43 @@
 
 namespace ranktest::report {
 namespace {
+
+// The names each framework's own JUnit file gives a test, so that a CI's
+// test history carries over from it: pytest's --junitxml (classname the
+// file's dotted path and its classes, name the function with its
+// parameters), ctest's --output-junit (the test's name, twice), gtest's
+// --gtest_output=xml (the suite, and the test).
+struct JunitName {
+  std::string classname;
+  std::string name;
+};
+
+JunitName junit_name(const events::TestInfo& test) {
+  if (test.kind == "pytest") {
+    // As pytest's mangle_test_address: "tests/test_a.py::TestB::test_c[x.y]"
+    // is classname "tests.test_a.TestB", name "test_c[x.y]".
+    const auto bracket = test.name.find('[');
+    const std::string path = test.name.substr(0, bracket);
+    std::vector<std::string> parts;
+    for (std::size_t at = 0;;) {
+      const auto next = path.find("::", at);
+      parts.push_back(path.substr(at, next == std::string::npos ? next : next - at));
+      if (next == std::string::npos) break;
+      at = next + 2;
+    }
+    std::replace(parts.front().begin(), parts.front().end(), '/', '.');
+    if (parts.front().ends_with(".py")) parts.front().resize(parts.front().size() - 3);
+    if (bracket != std::string::npos) parts.back() += test.name.substr(bracket);
+    JunitName names{"", parts.back()};
+    for (std::size_t i = 0; i + 1 < parts.size(); ++i)
+      names.classname += (i ? "." : "") + parts[i];
+    return names;
+  }
+  if (test.kind == "ctest") return {test.name, test.name};
+  const auto dot = test.name.find('.');
+  if (dot == std::string::npos) return {test.source, test.name};
+  return {test.name.substr(0, dot), test.name.substr(dot + 1)};
+}
 
 // Enough of a failing test's output to read in a CI page; the full log
 // stays in the run folder.
@@ -223,13 +261,10 @@ void JunitReporter::on(const events::RunFinished& event) {
     suite.append_attribute("id") = id++;
     for (const auto* finished : by_source[source]) {
       all.add(finished->result);
-      const auto& name = finished->test.name;
-      const auto dot = name.find('.');
+      const auto names = junit_name(finished->test);
       auto testcase = suite.append_child("testcase");
-      testcase.append_attribute("name") =
-          xml(dot == std::string::npos ? name : name.substr(dot + 1)).c_str();
-      testcase.append_attribute("classname") =
-          xml(dot == std::string::npos ? source : name.substr(0, dot)).c_str();
+      testcase.append_attribute("name") = xml(names.name).c_str();
+      testcase.append_attribute("classname") = xml(names.classname).c_str();
       testcase.append_attribute("time") = time_attribute(finished->result.duration).c_str();
       if (finished->test.location) {
         testcase.append_attribute("file") = xml(finished->test.location->file).c_str();

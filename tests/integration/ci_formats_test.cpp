@@ -4,13 +4,84 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
+#include <pugixml.hpp>
+#include <set>
 #include <sstream>
 
 #include "harness.h"
 
 namespace ranktest::testing {
 namespace {
+
+// (classname, name) of every testcase of a JUnit file.
+std::set<std::pair<std::string, std::string>> junit_names(const std::filesystem::path& path) {
+  pugi::xml_document document;
+  EXPECT_TRUE(document.load_file(path.c_str())) << path;
+  std::set<std::pair<std::string, std::string>> names;
+  for (const auto& found : document.select_nodes("//testcase"))
+    names.emplace(found.node().attribute("classname").value(),
+                  found.node().attribute("name").value());
+  return names;
+}
+
+// A CI's test history is keyed on the JUnit names: ranktest's must be those
+// each framework's own file gives the same tests, or switching to ranktest
+// starts every test's history again.
+TEST(CiFormats, JunitNamesAreEachFrameworksOwn) {
+  Workdir dir;
+  std::filesystem::create_directories(dir.path() / "tests" / "sub");
+  dir.write("pytest.ini", "[pytest]\n");
+  dir.write("tests/test_a.py",
+            "import pytest\n"
+            "def test_one():\n    pass\n"
+            "class TestB:\n"
+            "    @pytest.mark.parametrize('x', ['x.y', 2])\n"
+            "    def test_c(self, x):\n        assert x != 2\n");
+  dir.write("tests/sub/test_d.py", "def test_e():\n    pass\n");
+  std::string output;
+  shell("cd " + dir.path().string() +
+            " && /usr/bin/python3 -m pytest -q -p no:cacheprovider --junitxml=pytest.xml tests",
+        &output);
+  const auto pytest_names = junit_names(dir.path() / "pytest.xml");
+  ASSERT_EQ(pytest_names.size(), 4u) << output;
+  EXPECT_TRUE(pytest_names.count({"tests.test_a.TestB", "test_c[x.y]"})) << output;
+  dir.write("ranktest.toml", "[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+                             "paths = [\"tests\"]\n");
+  run_ranktest(dir, {"run", "--junit", "ranktest.xml"});
+  EXPECT_EQ(junit_names(dir.path() / "ranktest.xml"), pytest_names);
+
+  // gtest's --gtest_output=xml, for plain and parametrized tests.
+  Workdir gtest_dir;
+  shell(fixture("params") + " --gtest_output=xml:" + (gtest_dir.path() / "gtest.xml").string() +
+        " > /dev/null 2>&1");
+  const auto gtest_names = junit_names(gtest_dir.path() / "gtest.xml");
+  ASSERT_GT(gtest_names.size(), 2u);
+  run_ranktest(gtest_dir, {"run", fixture("params"), "--junit", "ranktest.xml"});
+  EXPECT_EQ(junit_names(gtest_dir.path() / "ranktest.xml"), gtest_names);
+
+  // ctest's --output-junit.
+  Workdir ctest_dir;
+  std::filesystem::create_directories(ctest_dir.path() / "project");
+  ctest_dir.write("project/CMakeLists.txt",
+                  "cmake_minimum_required(VERSION 3.25)\nproject(p NONE)\nenable_testing()\n"
+                  "add_test(NAME tool.works COMMAND true)\n"
+                  "add_test(NAME tool.fails COMMAND false)\n");
+  ASSERT_EQ(shell("cd " + ctest_dir.path().string() +
+                      " && cmake -S project -B build > /dev/null 2>&1"
+                      " && (ctest --test-dir build --output-junit " + (ctest_dir.path() / "ctest.xml").string() +
+                      " > /dev/null 2>&1;"
+                      " true)",
+                  &output),
+            0)
+      << output;
+  const auto ctest_names = junit_names(ctest_dir.path() / "ctest.xml");
+  ASSERT_EQ(ctest_names.size(), 2u);
+  ctest_dir.write("ranktest.toml", "[[source]]\nkind = \"ctest\"\npaths = [\"build\"]\n");
+  run_ranktest(ctest_dir, {"run", "--junit", "ranktest.xml"});
+  EXPECT_EQ(junit_names(ctest_dir.path() / "ranktest.xml"), ctest_names);
+}
 
 TEST(CiFormats, GithubActionsGetsAnnotationsAndASummary) {
   Workdir dir;

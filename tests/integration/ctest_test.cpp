@@ -136,6 +136,33 @@ TEST(Ctest, TheSourcesNetworkAndTmpdirReachItsTests) {
   const auto tests = nlohmann::json::parse(run.out)["tests"];
   ASSERT_EQ(tests.size(), 1u) << run.out;
   EXPECT_EQ(tests[0]["network"], "isolated") << tests[0].dump();
+
+  // And they run so: a network of its own (only the loopback device), a
+  // TMPDIR of its own in its attempt's folder.
+  std::filesystem::create_directories(dir.path() / "project");
+  dir.write("project/CMakeLists.txt",
+            "cmake_minimum_required(VERSION 3.25)\nproject(p NONE)\nenable_testing()\n"
+            "add_test(NAME sees_only_loopback COMMAND sh -c "
+            "\"test $(tail -n +3 /proc/net/dev | wc -l) = 1 && grep -q ' lo:' /proc/net/dev\")\n"
+            "add_test(NAME has_its_own_tmpdir COMMAND sh -c "
+            "\"case $TMPDIR in */attempt-1/*) test -d $TMPDIR ;; *) exit 1 ;; esac\")\n");
+  std::string output;
+  ASSERT_EQ(shell("cmake -S '" + (dir.path() / "project").string() + "' -B '" +
+                      (dir.path() / "build").string() + "' 2>&1",
+                  &output),
+            0)
+      << output;
+  dir.write("ranktest.toml",
+            config_for("build") + "network = \"isolated\"\ntmpdir = \"private\"\n");
+  const auto isolated = run_ranktest(dir, {"run"});
+  if (isolated.err.find("cannot create a network namespace") != std::string::npos)
+    GTEST_SKIP() << "no network namespaces here: " << isolated.err;
+  EXPECT_EQ(isolated.exit_code, 0) << isolated.out << isolated.err;
+  EXPECT_EQ(isolated.last_out_line(), "ranktest: 2 passed, 0 failed, 0 skipped") << isolated.out;
+  // On the host's network, the same test sees more than the loopback.
+  dir.write("ranktest.toml", config_for("build"));
+  const auto host = run_ranktest(dir, {"run", "--filter", "*sees_only_loopback"});
+  EXPECT_EQ(host.exit_code, 1) << host.out << host.err;
 }
 
 TEST(Ctest, AFolderCtestDoesNotKnowIsADiscoveryError) {

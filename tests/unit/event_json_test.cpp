@@ -15,7 +15,7 @@ TEST(EventJson, TestFinishedCarriesEverythingAndStaysValidUtf8) {
   result.log_path = "/run/x/output.log";
   const TestFinished event{"run-1",
                            std::chrono::system_clock::from_time_t(0),
-                           TestInfo{"bin::A.B", "A.B", "bin", SourceLocation{"a.cpp", 1}},
+                           TestInfo{"bin::A.B", "A.B", "bin", SourceLocation{"a.cpp", 1}, "gtest"},
                            2, Placement{{1, 2}, {{"cuda", {"3"}}}, 20001}, result};
   const auto json = to_json(event);
   EXPECT_EQ(json.begin().key(), "event");

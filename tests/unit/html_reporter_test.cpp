@@ -58,7 +58,7 @@ class HtmlReporterLogs : public ::testing::Test {
   static events::TestFinished finished(const std::string& id, Outcome outcome,
                                        std::vector<std::string> logs) {
     events::TestFinished event;
-    event.test = events::TestInfo{id, id, "bin", std::nullopt};
+    event.test = events::TestInfo{id, id, "bin", std::nullopt, "gtest"};
     event.result.outcome = outcome;
     for (std::size_t rank = 0; rank < logs.size(); ++rank) {
       RankResult result;

@@ -45,7 +45,7 @@ TerminalOptions options(std::string rerun, StatusLevel during = StatusLevel::ski
 
 events::TestFinished finished(const std::string& name, Outcome outcome) {
   events::TestFinished event;
-  event.test = events::TestInfo{"bin::" + name, name, "bin", std::nullopt};
+  event.test = events::TestInfo{"bin::" + name, name, "bin", std::nullopt, "gtest"};
   event.result.outcome = outcome;
   return event;
 }
