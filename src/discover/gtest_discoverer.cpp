@@ -12,6 +12,7 @@
 
 #include "discover/gtest_listing.h"
 #include "discover/source_paths.h"
+#include "discover/source_settings.h"
 #include "process/exit_status.h"
 #include "process/run_to_completion.h"
 #include "process/temporary_directory.h"
@@ -288,13 +289,8 @@ ListingSink gtest_test_sink(const GtestBinary& binary, std::vector<TestCase>& in
   source->label = binary.label;
   source->executable = binary.executable;
   source->extra_args = binary.args;
-  source->env = binary.env;
   source->working_directory = binary.working_directory;
-  source->launcher = binary.launcher;
-  source->network = binary.network;
-  source->private_tmpdir = binary.private_tmpdir;
-  source->fork_server = binary.fork_server;
-  source->fork_exit_full = binary.fork_exit_full;
+  copy_source_settings(binary, *source);
   return ListingSink{
       [&into](std::size_t count) { into.reserve(into.size() + count); },
       [&into, source = std::shared_ptr<const TestSource>(std::move(source))](ListedTest&& listed) {
@@ -332,12 +328,7 @@ Expected<std::vector<GtestBinary>> resolve_gtest_binaries(
       binary.shown_path = file;
       binary.allow_empty = source.allow_empty;
       binary.args = source.args;
-      binary.env = source.env;
-      binary.launcher = source.launcher;
-      binary.network = source.network;
-      binary.private_tmpdir = source.private_tmpdir;
-      binary.fork_server = source.fork_server;
-      binary.fork_exit_full = source.fork_exit_full;
+      copy_source_settings(source, binary);
       binary.list_timeout = source.list_timeout.value_or(config.list_timeout);
       if (!source.working_directory.empty())
         binary.working_directory = config.root / source.working_directory;

@@ -9,7 +9,10 @@
 
 namespace ranktest::discover {
 
-inline void copy_source_settings(const config::SourceConfig& from, TestSource& to) {
+// From a [[source]] (config::SourceConfig) or a step between (a gtest
+// discoverer's GtestBinary) to the next: each has these fields.
+template <class From, class To>
+void copy_source_settings(const From& from, To& to) {
   to.env = from.env;
   to.launcher = from.launcher;
   to.network = from.network;

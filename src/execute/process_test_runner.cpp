@@ -338,7 +338,6 @@ schedule::RunnerWakeup ProcessTestRunner::wait(
   for (;;) {
     reap();
     poll_fork_servers(Clock::now());
-    poll_forks(Clock::now());
     enforce_deadlines(Clock::now());
     reap();
     if (!finished_.empty() || !slow_.empty() || wakeup.interrupt_signal) break;
