@@ -76,8 +76,23 @@ std::string describe_process(const AuditedChild& child) {
   const auto space = full.find(' ');
   const auto slash = full.substr(0, space).rfind('/');
   if (slash != std::string_view::npos) full.remove_prefix(slash + 1);
-  return fmt::format("child {} ({})", child.pid,
-                     text::truncate_utf8(text::repair_utf8(full), 80));
+  // On one line: `python -c` programs carry newlines and indents.
+  std::string one_line;
+  for (const char c : full) {
+    const bool blank = c == ' ' || (static_cast<unsigned char>(c) < 0x20);
+    if (!blank) one_line += c;
+    else if (!one_line.empty() && one_line.back() != ' ') one_line += ' ';
+  }
+  // Its start and its end where it is long: a relaunched pytest's test id
+  // comes last, after the options.
+  one_line = text::repair_utf8(one_line);
+  if (one_line.size() > 110) {
+    auto end = one_line.size() - 50;
+    while (end < one_line.size() && (static_cast<unsigned char>(one_line[end]) & 0xC0) == 0x80)
+      ++end;  // not inside a UTF-8 sequence
+    one_line = text::truncate_utf8(one_line, 60) + one_line.substr(end);
+  }
+  return fmt::format("child {} ({})", child.pid, one_line);
 }
 
 std::string describe(const AuditedChild& child) {

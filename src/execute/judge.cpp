@@ -61,28 +61,66 @@ void judge_left_behind(TestResult& result, const TestFacts& facts) {
   }
 }
 
+// The first process of the test seen ending badly, and the rank that
+// started it (-1: one of the last rank's leftovers, seen after it ended).
+struct FailedProcess {
+  int rank = -1;
+  const AuditedChild* child = nullptr;
+};
+
+FailedProcess first_failed_process(const TestFacts& facts, bool with_leftovers) {
+  for (const auto& rank : facts.ranks) {
+    if (rank.audited) {
+      for (const auto& child : *rank.audited)
+        if (ended_badly(child)) return {rank.result.rank, &child};
+      continue;
+    }
+    for (const auto* seen : {&rank.failed_workers, &rank.failed_children})
+      for (const auto& child : *seen)
+        if (ended_badly(child)) return {rank.result.rank, &child};
+  }
+  if (with_leftovers)
+    for (const auto& child : facts.ended_after)
+      if (ended_badly(child)) return {-1, &child};
+  return {};
+}
+
+void name_root_cause(TestResult& result, const TestFacts& facts, const FailedProcess& found,
+                     std::string_view when) {
+  const auto what = describe(*found.child);
+  append(result, "probable root cause: " + what);
+  result.failures.insert(
+      result.failures.begin(),
+      FailureMessage{std::nullopt,
+                     fmt::format("probable root cause: {}{}{}",
+                                 facts.ranks.size() > 1 && found.rank >= 0
+                                     ? fmt::format("[rank {}] ", found.rank)
+                                     : std::string(),
+                                 what, when)});
+}
+
 // A test that hangs after a process it started failed (a worker that died,
 // a queue that never gets its item) is explained by that process first:
-// the audit saw it end before the timeout; the stacks only show the
-// survivors waiting for it.
-void name_failed_descendant(TestResult& result, const TestFacts& facts) {
-  for (const auto& rank : facts.ranks) {
-    const auto& seen = rank.audited ? *rank.audited : rank.failed_workers;
-    for (const auto& child : seen) {
-      if (!ended_badly(child)) continue;
-      const auto what = describe(child);
-      append(result, "probable root cause: " + what);
-      result.failures.insert(
-          result.failures.begin(),
-          FailureMessage{std::nullopt,
-                         fmt::format("probable root cause: {}{} before the test hung",
-                                     facts.ranks.size() > 1
-                                         ? fmt::format("[rank {}] ", rank.result.rank)
-                                         : std::string(),
-                                     what)});
-      return;  // the first that failed
-    }
-  }
+// it ended before the timeout; the stacks only show the survivors waiting
+// for it.
+void explain_hang(TestResult& result, const TestFacts& facts) {
+  if (result.outcome != Outcome::timed_out) return;
+  if (const auto found = first_failed_process(facts, false); found.child)
+    name_root_cause(result, facts, found, " before the test hung");
+}
+
+// A rank killed by a signal ranktest did not send (nor the OOM killer) was
+// most often killed by a process of its own test: Lightning's failing rank
+// SIGKILLs the others before it raises, torch's elastic agent its workers.
+// The process of the test that ended badly is named first; the rank's
+// bare "SIGKILL" says nothing of why.
+void explain_crash(TestResult& result, const TestFacts& facts) {
+  if (result.outcome != Outcome::crashed || facts.timed_out || facts.interrupted) return;
+  if (facts.usage && facts.usage->oom_kills > 0) return;
+  if (!result.exit || !result.exit->signaled) return;
+  if (const auto found = first_failed_process(facts, true); found.child)
+    name_root_cause(result, facts, found,
+                    found.rank < 0 ? " once the rank had ended" : "");
 }
 
 // A pass whose worker failed, seen by the process watch without an audit:
@@ -107,6 +145,15 @@ void flag_failed_workers(TestResult& result, const TestFacts& facts) {
     result.suspicious.push_back(fmt::format("and {} more worker{} ended badly",
                                             count - result.suspicious.size(),
                                             count - result.suspicious.size() == 1 ? "" : "s"));
+  // What the test left running that ended badly after the pass: a rank it
+  // relaunched (Lightning's rank 1) whose failure nobody waited for.
+  for (const auto& child : facts.ended_after) {
+    if (result.suspicious.size() >= 3) break;
+    result.suspicious.push_back(
+        fmt::format("{} after the test passed: it was still running when the test ended, and "
+                    "nothing waited for it",
+                    describe(child)));
+  }
 }
 
 // Peak memory and process count, and what the limits did: a process the
@@ -205,7 +252,8 @@ TestResult judge_test(const TestFacts& facts) {
   result.log_path = lead.log_path;
   result.output_excerpt = lead.output_excerpt;
   judge_left_behind(result, facts);
-  if (result.outcome == Outcome::timed_out) name_failed_descendant(result, facts);
+  explain_hang(result, facts);
+  explain_crash(result, facts);
   judge_cgroup(result, facts);
   flag_failed_workers(result, facts);
   return result;

@@ -49,6 +49,10 @@ struct EndedRank {
   // Workers of the rank (is_worker) that ended badly, as the process watch
   // saw them without an audit: a pass with one is suspicious, not failed.
   std::vector<AuditedChild> failed_workers;
+  // Its other children that ended badly, as the watch saw them (a tool, a
+  // relaunched `python -m pytest`): they explain a crash or a hang, never
+  // flag a pass (a test may check a tool's failure on purpose).
+  std::vector<AuditedChild> failed_children;
 };
 
 struct TestFacts {
@@ -61,6 +65,10 @@ struct TestFacts {
   bool interrupted = false;
   // Processes still running when the last rank ended (killed since).
   std::vector<pid_t> left_behind;
+  // Processes the last rank left running that ended badly while the test
+  // settled (reaped once orphaned): Lightning's failing rank 1, which
+  // SIGKILLs rank 0 and then exits 1; or a failure a pass never waited for.
+  std::vector<AuditedChild> ended_after;
   bool leak_is_failure = true;
   // The test's cgroup at its end; nullopt where it had none.
   std::optional<process::CgroupUsage> usage;

@@ -468,6 +468,7 @@ void ProcessTestRunner::reap() {
     }
     const Owner found = owner(pid);
     if (!found.test) {
+      leftover_ended(pid, exit);
       // Maybe a forked test whose adoption is still to come (see started_rank()).
       if (orphan_exits_.size() > 10000) orphan_exits_.clear();
       orphan_exits_[pid] = exit;

@@ -106,6 +106,9 @@ class ProcessTestRunner final : public schedule::TestRunner {
     std::optional<RankResult> result{};  // set once reaped (judge_rank)
     // What ranktest-audit recorded, read once the rank is reaped.
     std::optional<std::vector<AuditedChild>> audited{};
+    // The log's size when the rank was read: what its leftovers write
+    // after that is added to its excerpt at the test's end.
+    std::uintmax_t log_size_read = 0;
     // Its processes are watched (exit_watch) under its pid.
     bool watched = false;
     // Or the plugin records the workers it reaps here (watch_waits).
@@ -178,6 +181,12 @@ class ProcessTestRunner final : public schedule::TestRunner {
     // settling: the last rank's process group, which the processes it
     // left still hold (so the id is not reused while they live).
     pid_t settle_group = 0;
+    // settling: what the last rank left running, with its command line.
+    // Orphaned, they are this subreaper's to reap: those that end badly
+    // (ended_after) may be why the test failed (Lightning's failing rank
+    // SIGKILLs rank 0, then exits 1) or a failure its pass hid.
+    std::map<pid_t, std::string> leftover_commands;
+    std::vector<AuditedChild> ended_after;
     // A CTest fixture's setup: what it leaves running (a server for the
     // fixture's tests) is kept, not a leak, until release_kept().
     std::vector<pid_t> kept;
@@ -238,6 +247,8 @@ class ProcessTestRunner final : public schedule::TestRunner {
   Clock::time_point next_deadline() const;
   void end_left_behind(RunningTest& running, const process::ChildProcess& last_rank);
   void settle(RunningTest& running, Clock::time_point now);
+  void note_leftovers(RunningTest& running) const;
+  bool leftover_ended(pid_t pid, const ProcessExit& exit);
   static bool watches_workers(const select::PlannedTest& test);
   bool ask_for_stacks(RunningTest& running) const;
   bool audits_let_go(const RunningTest& running) const;

@@ -42,6 +42,7 @@ void ProcessTestRunner::rank_ended(RunningTest& running, Rank& rank, Clock::time
   // The log is held to max-output before it is read, and read once.
   keep_head_and_tail(rank.log_path, options_.max_output);
   const auto tail = text::read_file_tail(rank.log_path, kTailBytes);
+  rank.log_size_read = tail.skipped + tail.bytes.size();
   // The report is the test's own file: read bounded (a 100 MB failure
   // message keeps 64 KiB, a million failures keep 100), so no test can make
   // the runner's memory, the journal or the history grow with it.
@@ -250,6 +251,7 @@ void ProcessTestRunner::end_left_behind(RunningTest& running,
   // gives it the grace period; one that was stopped, a moment.
   if (!running.left_behind.empty()) {
     running.settle_group = last_rank.process_group();
+    note_leftovers(running);
     const bool ended_on_its_own = running.phase == Phase::running && !stopping_;
     running.enter(Phase::settling,
                   Clock::now() + (ended_on_its_own ? options_.grace_period : kSettleWhenStopped));
@@ -261,6 +263,7 @@ void ProcessTestRunner::end_left_behind(RunningTest& running,
 
 void ProcessTestRunner::settle(RunningTest& running, Clock::time_point now) {
   running.left_behind = test_processes(running, running.settle_group);
+  note_leftovers(running);
   if (running.left_behind.empty()) {
     running.enter(Phase::settled);
     return;
@@ -271,6 +274,34 @@ void ProcessTestRunner::settle(RunningTest& running, Clock::time_point now) {
   for (const pid_t pid : running.left_behind) ::kill(pid, SIGKILL);
   if (running.cgroup) running.cgroup->kill_all();
   running.enter(Phase::settled);
+}
+
+// Each leftover's command line, read while it runs (once reaped, only its
+// exit status is left to name it by).
+void ProcessTestRunner::note_leftovers(RunningTest& running) const {
+  for (const pid_t pid : running.left_behind)
+    if (!running.leftover_commands.contains(pid) && running.leftover_commands.size() < 64)
+      running.leftover_commands.emplace(pid, process::command_line(pid));
+}
+
+// A leftover that ended while its test settled, reaped by this subreaper
+// (its parent had gone): false when `pid` is no test's leftover.
+bool ProcessTestRunner::leftover_ended(pid_t pid, const ProcessExit& exit) {
+  for (auto& running : running_) {
+    if (running->phase != Phase::settling) continue;
+    const auto found = running->leftover_commands.find(pid);
+    if (found == running->leftover_commands.end()) continue;
+    AuditedChild child;
+    child.pid = pid;
+    child.command = found->second;
+    child.execd = !found->second.empty();
+    if (exit.signaled) child.signal = exit.signal;
+    else child.exit_code = exit.code;
+    if (ended_badly(child) && running->ended_after.size() < 16)
+      running->ended_after.push_back(std::move(child));
+    return true;
+  }
+  return false;
 }
 
 // With a cgroup, its members are the test's processes: nothing the test

@@ -7,6 +7,10 @@
 #include "execute/judge.h"
 #include "execute/process_test_runner.h"
 #include "text/file_tail.h"
+#include "text/sanitize.h"
+
+#include <algorithm>
+#include <set>
 
 namespace ranktest::execute {
 namespace {
@@ -15,24 +19,56 @@ namespace {
 // their parent reaped already (the kernel tells of an exit just after).
 constexpr auto kExitEventsSettle = std::chrono::milliseconds(50);
 
+// What a rank's leftovers wrote to its log after the rank was read (a
+// relaunched rank's traceback, printed once it had killed rank 0) ends
+// its excerpt: it is often the only word of why the test failed.
+constexpr std::size_t kLaterOutputBytes = 8 * 1024;
+
+void add_later_output(RankResult& result, const std::filesystem::path& log,
+                      std::uintmax_t size_read) {
+  if (log.empty()) return;
+  std::error_code error;
+  const auto size = std::filesystem::file_size(log, error);
+  if (error || size <= size_read) return;
+  // One byte more: the tail starts after the first newline it holds,
+  // which is then the one that ended the part already read.
+  auto later = text::read_file_tail(
+                   log, static_cast<std::size_t>(std::min<std::uintmax_t>(
+                            size - size_read + (size_read > 0 ? 1 : 0), kLaterOutputBytes)))
+                   .bytes;
+  if (later.empty()) return;
+  if (!result.output_excerpt.empty() && result.output_excerpt.back() != '\n')
+    result.output_excerpt += '\n';
+  result.output_excerpt += later;
+  result.output_excerpt = text::keep_end_utf8(result.output_excerpt, kLaterOutputBytes);
+}
+
 }  // namespace
 
 schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
   const auto& settings = *running.test->settings;
   TestFacts facts;
+  // The watch and the plugin may both see a process end; a leftover the
+  // subreaper reaped counts as one (what a pass left may flag it).
+  std::set<pid_t> seen;
+  for (const auto& child : running.ended_after) seen.insert(child.pid);
+  const auto sort = [&](EndedRank& ended, AuditedChild child) {
+    if (!ended_badly(child) || !seen.insert(child.pid).second) return;
+    (is_worker(child) ? ended.failed_workers : ended.failed_children).push_back(std::move(child));
+  };
   for (const auto& rank : running.ranks) {
     EndedRank ended{*rank.result, rank.stopped,
-                    rank.remote_pid ? rank.remote_pid : rank.child.pid(), rank.audited, {}};
+                    rank.remote_pid ? rank.remote_pid : rank.child.pid(), rank.audited, {}, {}};
     if (rank.watched)
-      for (const auto& watched : options_.exit_watch->take(rank.child.pid(), kExitEventsSettle)) {
-        auto child = audited_from(watched);
-        if (is_worker(child) && ended_badly(child)) ended.failed_workers.push_back(std::move(child));
-      }
+      for (const auto& watched : options_.exit_watch->take(rank.child.pid(), kExitEventsSettle))
+        sort(ended, audited_from(watched));
     if (!rank.worker_exits_path.empty())
       for (auto& child : parse_child_audit(text::read_file(rank.worker_exits_path)))
-        if (is_worker(child) && ended_badly(child)) ended.failed_workers.push_back(std::move(child));
+        sort(ended, std::move(child));
+    add_later_output(ended.result, rank.log_path, rank.log_size_read);
     facts.ranks.push_back(std::move(ended));
   }
+  facts.ended_after = std::move(running.ended_after);
   facts.first_failed = running.first_failed;
   facts.timed_out = running.timed_out;
   facts.interrupted = running.interrupted;

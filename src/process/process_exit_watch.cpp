@@ -1,5 +1,7 @@
 #include "process/process_exit_watch.h"
 
+#include "process/process_scan.h"
+
 #include <fcntl.h>
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
@@ -24,21 +26,6 @@ constexpr int kReceiveBuffer = 8 * 1024 * 1024;
 constexpr std::size_t kMaxNodes = 1 << 20;
 // A process deeper than this below its root is not looked for.
 constexpr int kMaxDepth = 256;
-
-std::string command_line(pid_t pid) {
-  const std::string path = "/proc/" + std::to_string(pid) + "/cmdline";
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {};
-  char buffer[512];
-  const ssize_t n = ::read(fd, buffer, sizeof buffer);
-  ::close(fd);
-  if (n <= 0) return {};
-  std::string out(buffer, static_cast<std::size_t>(n));
-  while (!out.empty() && out.back() == '\0') out.pop_back();
-  for (char& c : out)
-    if (c == '\0') c = ' ';
-  return out;
-}
 
 bool listen(int fd, proc_cn_mcast_op op) {
   // A netlink header, the connector's header (whose data is the op), the op.

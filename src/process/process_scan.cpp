@@ -66,6 +66,21 @@ bool has_markers(const std::string& pid, const std::vector<std::string>& markers
 
 }  // namespace
 
+std::string command_line(pid_t pid) {
+  const std::string path = "/proc/" + std::to_string(pid) + "/cmdline";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  char buffer[4096];
+  const ssize_t n = ::read(fd, buffer, sizeof buffer);
+  ::close(fd);
+  if (n <= 0) return {};
+  std::string out(buffer, static_cast<std::size_t>(n));
+  while (!out.empty() && out.back() == '\0') out.pop_back();
+  for (char& c : out)
+    if (c == '\0') c = ' ';
+  return out;
+}
+
 pid_t tracer_of(pid_t pid) {
   const auto status = read_proc_file("/proc/" + std::to_string(pid) + "/status");
   const auto at = status.find("\nTracerPid:");

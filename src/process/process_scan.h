@@ -36,6 +36,10 @@ std::vector<ProcessEntry> live_processes();
 // its group escapes both.
 std::vector<pid_t> find_test_processes(pid_t group, const std::vector<std::string>& markers);
 
+// Its command line, arguments joined by spaces, at most its first 4 KiB
+// ("" when it is gone).
+std::string command_line(pid_t pid);
+
 // The pid of the process tracing `pid` (TracerPid), 0 when none or gone.
 pid_t tracer_of(pid_t pid);
 

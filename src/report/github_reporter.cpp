@@ -124,7 +124,7 @@ void GithubReporter::report(const events::Event& event) {
               not_passed_.push_back({outcome, e.test.id, result.reason});
             } else {
               fmt::print(out_, "::warning {}title={}::{}\n", properties,
-                         github_escape_property("suspicious output in passing " + e.test.id),
+                         github_escape_property("may have swallowed a failure: " + e.test.id),
                          github_escape_data(fmt::format("{}", fmt::join(result.suspicious, "\n"))));
             }
             std::fflush(out_);

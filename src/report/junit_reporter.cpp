@@ -137,7 +137,7 @@ void add_result(pugi::xml_node testcase, const TestResult& result,
     case Outcome::xpassed:
       add_earlier_attempts(testcase, result, earlier);
       if (!result.suspicious.empty()) {
-        std::string note = "ranktest: suspicious output in a passing test:\n";
+        std::string note = "ranktest: this passing test may have swallowed a failure:\n";
         for (const auto& line : result.suspicious) note += line + "\n";
         testcase.append_child("system-out").text() = xml(note).c_str();
       }

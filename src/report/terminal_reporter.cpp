@@ -284,7 +284,7 @@ void TerminalReporter::on(const events::TestFinished& event) {
   if (result.outcome == Outcome::passed) {
     if (!result.suspicious.empty() && options_.status_level >= StatusLevel::fail) {
       // Passed, but its output says something failed: never quiet about it.
-      fmt::print(out_, "{} [{}] {} (suspicious output)\n", label("PASS", Tone::notice),
+      fmt::print(out_, "{} [{}] {} (may have swallowed a failure)\n", label("PASS", Tone::notice),
                  time, id);
       for (const auto& line : result.suspicious)
         fmt::print(out_, "{}| {}\n", kIndent, shown(line));

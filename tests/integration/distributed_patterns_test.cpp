@@ -138,6 +138,58 @@ TEST_P(DistributedPatterns, AsAnOrdinaryUserSwallowedWorkersAreStillSuspicious) 
     EXPECT_EQ(event["forked"], GetParam() == "fork-server") << id;
 }
 
+// Lightning's deadlock detector: the failing rank (a pytest the test
+// started, not a ranktest rank) SIGKILLs rank 0, then raises. The crash
+// names that process and shows its traceback, written after rank 0 died;
+// a rank 1 that fails after rank 0 passed makes the pass suspicious. As
+// root (the kernel's process events) and as an ordinary user (ranktest
+// reaps the orphan itself), forked and fresh.
+TEST_P(DistributedPatterns, AProcessThatKillsItsRankIsNamedWithItsTraceback) {
+  const bool as_nobody_too =
+      ::geteuid() == 0 && shell("setpriv --reuid=65534 --regid=65534 --clear-groups true") == 0;
+  for (const bool as_nobody : {false, true}) {
+    if (as_nobody && !as_nobody_too) continue;
+    SCOPED_TRACE(as_nobody ? "as nobody" : "as this user");
+    Workdir dir;
+    std::filesystem::permissions(dir.path(), std::filesystem::perms::all);
+    dir.write("ranktest.toml",
+              "timeout = \"60s\"\n[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+              "paths = [\"" RANKTEST_SOURCE_DIR "/tests/python_killing_ranks\"]\n"
+              "mode = \"" + GetParam() + "\"\n");
+    std::string output;
+    shell("cd " + dir.path().string() + " && " +
+              (as_nobody ? "setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=" +
+                               dir.path().string() + " "
+                         : std::string()) +
+              RANKTEST_BINARY " run 2>&1",
+          &output);
+    Invocation run;
+    run.workdir = dir.path();
+    const auto finished = run.finished();
+    ASSERT_EQ(finished.size(), 2u) << output;
+    const auto& killed =
+        finished.at("test_rank_kills_rank_zero.py::test_rank_one_kills_rank_zero_then_raises")
+            ["result"];
+    EXPECT_EQ(killed["outcome"], "crashed") << killed.dump(2);
+    const auto reason = killed["reason"].get<std::string>();
+    EXPECT_EQ(reason.rfind("SIGKILL; probable root cause: child ", 0), 0u) << reason;
+    EXPECT_NE(reason.find("(python3 -c import os, signal, sys, time"), std::string::npos) << reason;
+    EXPECT_NE(reason.find("exited with code 1"), std::string::npos) << reason;
+    EXPECT_NE(output.find("| RuntimeError: planted failure in rank 1"), std::string::npos)
+        << output;
+    const auto& late =
+        finished.at("test_rank_kills_rank_zero.py::test_rank_one_fails_after_rank_zero_passed")
+            ["result"];
+    EXPECT_EQ(late["outcome"], "passed") << late.dump(2);
+    ASSERT_EQ(late["suspicious"].size(), 1u) << late.dump(2);
+    EXPECT_NE(late["suspicious"][0].get<std::string>().find(
+                  "exited with code 1 after the test passed"),
+              std::string::npos)
+        << late.dump(2);
+    EXPECT_NE(output.find("ranktest: 1 passed, 1 failed, 0 skipped"), std::string::npos) << output;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, DistributedPatterns, ::testing::Values("plain", "fork-server"),
                          [](const auto& info) {
                            return info.param == "plain" ? std::string("Plain")

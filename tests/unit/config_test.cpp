@@ -25,7 +25,7 @@ kind = "gtest"
 paths = ["build/*_test", "/abs/other_test"]
 args = ["--gtest_also_run_disabled_tests=0"]
 env = { OMP_NUM_THREADS = "1" }
-cwd = "build"
+cwd = "/tmp"  # exists wherever the test runs
 
 [[override]]
 filter = "Slow.*"
@@ -54,7 +54,7 @@ cpu-sim = ["a", "b"]
   ASSERT_EQ(config->sources.size(), 1u);
   EXPECT_EQ(config->sources[0].paths[1], "/abs/other_test");
   EXPECT_EQ(config->sources[0].env.at("OMP_NUM_THREADS"), "1");
-  EXPECT_EQ(config->sources[0].working_directory, "build");
+  EXPECT_EQ(config->sources[0].working_directory, "/tmp");
   EXPECT_EQ(config->sources[0].place.to_string(), "ranktest.toml:11:1");
   ASSERT_EQ(config->overrides.size(), 1u);
   const auto& settings = config->overrides[0].settings;

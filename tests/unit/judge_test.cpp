@@ -37,7 +37,7 @@ TestFacts facts_of(std::vector<RankResult> ranks) {
   TestFacts facts;
   for (auto& r : ranks) {
     if (!facts.first_failed && is_failure(r.outcome)) facts.first_failed = r.rank;
-    facts.ranks.push_back(EndedRank{std::move(r), false, 1000 + r.rank, std::nullopt});
+    facts.ranks.push_back(EndedRank{std::move(r), false, 1000 + r.rank, std::nullopt, {}, {}});
   }
   return facts;
 }
@@ -163,6 +163,67 @@ TEST(JudgeTest, AHangAfterAChildFailedNamesItAsTheProbableRootCause) {
   EXPECT_NE(result.reason.find("probable root cause: child 41"), std::string::npos) << result.reason;
   ASSERT_FALSE(result.failures.empty());
   EXPECT_EQ(result.failures.front().text.rfind("probable root cause: child 41", 0), 0u);
+}
+
+// Lightning's failing rank SIGKILLs rank 0 and then exits 1: the crash
+// names it, whether the rank's own watch saw it or ranktest reaped it
+// after the rank ended.
+TEST(JudgeTest, ARankKilledBySomethingOfItsTestNamesWhatFailed) {
+  auto facts = facts_of({rank(0, Outcome::crashed, "SIGKILL")});
+  facts.ranks[0].result.exit = killed_by(SIGKILL);
+  auto bare = judge_test(facts);
+  EXPECT_EQ(bare.reason, "SIGKILL");  // nothing to name: said as it is
+  facts.ended_after = {child(77, 1)};
+  auto result = judge_test(facts);
+  EXPECT_EQ(result.outcome, Outcome::crashed);
+  EXPECT_EQ(result.reason,
+            "SIGKILL; probable root cause: child 77 (python3 worker.py) exited with code 1");
+  ASSERT_FALSE(result.failures.empty());
+  EXPECT_EQ(result.failures.front().text,
+            "probable root cause: child 77 (python3 worker.py) exited with code 1 once the rank "
+            "had ended");
+  // A process the rank's watch saw fail comes first, its rank named.
+  facts = facts_of({rank(0, Outcome::passed), rank(1, Outcome::crashed, "SIGKILL")});
+  facts.ranks[1].result.exit = killed_by(SIGKILL);
+  facts.ranks[1].failed_children = {child(78, 2)};
+  facts.ended_after = {child(77, 1)};
+  result = judge_test(facts);
+  EXPECT_NE(result.reason.find("probable root cause: child 78"), std::string::npos)
+      << result.reason;
+  EXPECT_EQ(result.failures.front().text.rfind("probable root cause: [rank 1] child 78", 0), 0u)
+      << result.failures.front().text;
+}
+
+TEST(JudgeTest, AKillRanktestOrTheOomKillerSentNamesNoOtherCause) {
+  for (const int why : {0, 1, 2}) {
+    auto facts = facts_of({rank(0, Outcome::crashed, "SIGKILL")});
+    facts.ranks[0].result.exit = killed_by(SIGKILL);
+    facts.ended_after = {child(77, 1)};
+    if (why == 0) facts.interrupted = true;
+    if (why == 1) facts.usage.emplace().oom_kills = 1;
+    if (why == 2) {  // stopped after another failure: not the root cause
+      facts = facts_of({rank(0, Outcome::failed, "assertion"), rank(1, Outcome::crashed, "SIGKILL")});
+      facts.ranks[1].stopped = true;
+      facts.ranks[1].result.exit = killed_by(SIGKILL);
+      facts.ended_after = {child(77, 1)};
+    }
+    EXPECT_EQ(judge_test(facts).reason.find("probable root cause"), std::string::npos) << why;
+  }
+}
+
+TEST(JudgeTest, APassWhoseLeftoverFailedAfterItIsSuspicious) {
+  auto facts = facts_of({rank(0, Outcome::passed)});
+  facts.ranks[0].failed_children = {child(78, 2)};  // a tool it ran: its business
+  EXPECT_TRUE(judge_test(facts).suspicious.empty());
+  facts.ended_after = {child(77, 1)};
+  const auto result = judge_test(facts);
+  EXPECT_EQ(result.outcome, Outcome::passed);
+  ASSERT_EQ(result.suspicious.size(), 1u);
+  EXPECT_EQ(result.suspicious[0].rfind("child 77 (python3 worker.py) exited with code 1 after the "
+                                       "test passed",
+                                       0),
+            0u)
+      << result.suspicious[0];
 }
 
 TEST(JudgeTest, AnInterruptedTestIsInterruptedWhateverItsRanksSaid) {
