@@ -21,9 +21,9 @@ using ranktest::app::CommandLine;
 
 // Options `run` and `list` share: what to run and how to select it.
 void add_selection_options(CLI::App& command, CommandLine& cli) {
-  command.add_option("binaries", cli.binaries,
-                     "GoogleTest binaries to run (replaces the configured "
-                     "sources)");
+  command.add_option("paths", cli.binaries,
+                     "test binaries, Python test files or folders, or CMake build folders "
+                     "(replace the configured sources)");
   command.add_option("-c,--config", cli.config_path,
                      "configuration file (default: ./ranktest.toml if present)");
   // One value per flag: `--filter 'A.*' build/a_test` must not read the

@@ -53,6 +53,9 @@ int list_command(const CommandLine& cli) {
   auto loaded = load_configuration(cli);
   if (auto* failure = std::get_if<Failure>(&loaded)) return fail(*failure);
   const config::Config config = std::move(std::get<config::Config>(loaded));
+  // On stderr: the listing itself may be read by a program.
+  for (const auto& found : config.implied)
+    fmt::print(stderr, "ranktest: no ranktest.toml here; listing {}\n", found);
   process::SignalWatch signals;
   auto discovered = discover_tests(config, signals);
   if (auto* failure = std::get_if<Failure>(&discovered)) return fail(*failure);

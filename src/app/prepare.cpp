@@ -4,15 +4,19 @@
 
 #include <sched.h>
 
+#include <cstdlib>
+
 #include <set>
 #include <unordered_set>
 #include <thread>
 
 #include "app/listing_progress.h"
 #include "config/config_loader.h"
+#include "config/implicit_sources.h"
 #include "discover/ctest_discoverer.h"
 #include "discover/gtest_discoverer.h"
 #include "discover/pytest_discoverer.h"
+#include "discover/python_with_pytest.h"
 #include "events/previous_durations.h"
 #include "select/partition.h"
 #include "select/test_plan.h"
@@ -40,13 +44,30 @@ std::variant<config::Config, Failure> load_configuration(const CommandLine& cli,
   }
 
   if (!cli.binaries.empty()) {
-    // Binaries named on the command line replace the configured sources;
+    // Paths named on the command line replace the configured sources;
     // they are relative to the working directory, not the config file.
-    config::SourceConfig source;
-    for (const auto& binary : cli.binaries)
-      source.paths.push_back(std::filesystem::absolute(binary).string());
-    source.place = config::Place{"command line"};
-    config.sources = {source};
+    // Test binaries share one source; a Python test file or folder, or a
+    // CMake build folder, is a source of its own.
+    config.sources.clear();
+    config::SourceConfig binaries;
+    binaries.place = config::Place{"command line"};
+    for (const auto& path : cli.binaries) {
+      auto source = config::source_of_path(path);
+      if (!source) return Failure{ExitCode::usage_error, source.error().message};
+      if (source->kind != SuiteKind::gtest) {
+        for (auto& named : source->paths) named = std::filesystem::absolute(named).string();
+        config.sources.push_back(std::move(*source));
+      } else {
+        binaries.paths.push_back(std::filesystem::absolute(path).string());
+      }
+    }
+    if (!binaries.paths.empty()) config.sources.insert(config.sources.begin(), binaries);
+  } else if (!path) {
+    // No ranktest.toml: what pytest or ctest would run here with no
+    // configuration of their own, said on the run's first line.
+    auto implied = config::sources_of_folder(".");
+    config.sources = std::move(implied.sources);
+    config.implied = std::move(implied.found);
   }
   if (cli.jobs) config.jobs = *cli.jobs;
   if (cli.timeout) config.timeout = *cli.timeout;
@@ -66,9 +87,12 @@ std::variant<config::Config, Failure> load_configuration(const CommandLine& cli,
                                       "the command line; add a [[source]] "
                                       "table or name a binary",
                                       path->string())
-                        : "no test binary given and no ranktest.toml here; "
-                          "run `ranktest run PATH...` or write a ranktest.toml "
-                          "(see docs/configuration.md)"};
+                        : "no ranktest.toml here, and nothing ranktest runs without one "
+                          "(no pytest project: pytest.ini, pyproject.toml, setup.cfg, tox.ini, "
+                          "conftest.py or test_*.py files; no CMake build folder: "
+                          "CTestTestfile.cmake); run `ranktest run PATH...` with a test "
+                          "binary, a Python test file or folder, or a CMake build folder, or "
+                          "write a ranktest.toml (see docs/configuration.md)"};
   return config;
 }
 
@@ -83,6 +107,19 @@ void take_all(std::vector<TestCase>& tests, std::vector<TestCase> more) {
   }
   tests.reserve(tests.size() + more.size());
   std::move(more.begin(), more.end(), std::back_inserter(tests));
+}
+
+// An implied pytest source (no ranktest.toml) runs with the first python3
+// on PATH that can import pytest, as `pytest` itself would be found: the
+// python3 first on PATH may be another interpreter, without it.
+void choose_python(config::SourceConfig& source, process::SignalWatch& signals) {
+  const auto with_pytest = discover::python3s_with_pytest("", signals);
+  if (with_pytest.empty()) return;  // the discoverer says what to install
+  const auto first = discover::other_python3s(std::getenv("PATH") ? std::getenv("PATH") : "", "");
+  if (!first.empty() && first.front() != with_pytest.front())
+    fmt::print(stderr, "ranktest: {} cannot import pytest; running pytest with {}\n",
+               first.front().string(), with_pytest.front().string());
+  source.python = with_pytest.front().string();
 }
 
 }  // namespace
@@ -116,8 +153,10 @@ std::variant<std::vector<TestCase>, Failure> discover_tests(
       fmt::print(stderr, "ranktest: warning: {}\n", warning);
     take_all(tests, std::move(found.tests));
   }
-  for (const auto& source : config.sources) {
-    if (source.kind != SuiteKind::pytest) continue;
+  for (const auto& configured : config.sources) {
+    if (configured.kind != SuiteKind::pytest) continue;
+    auto source = configured;
+    if (source.python_implied) choose_python(source, signals);
     auto found = discover::discover_pytest_source(source, config, signals, !recollect);
     if (!found) return Failure{ExitCode::discovery_error, found.error().message};
     if (found->interrupted_by)

@@ -168,6 +168,9 @@ int run_command(const CommandLine& cli) {
   auto loaded = load_configuration(cli);
   if (auto* failure = std::get_if<Failure>(&loaded)) return fail(*failure);
   const config::Config config = std::move(std::get<config::Config>(loaded));
+  for (const auto& found : config.implied)
+    fmt::print("ranktest: no ranktest.toml here; running {}\n", found);
+  std::fflush(stdout);
 
   process::SignalWatch signals;
   auto discovered = discover_tests(config, signals, cli.recollect);

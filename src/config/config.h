@@ -40,6 +40,9 @@ struct SourceConfig {
   std::filesystem::path working_directory;  // empty: the runner's own
   // pytest sources: the interpreter that runs pytest (name or path).
   std::string python = "python3";
+  // Not configured but implied (no ranktest.toml, config/implicit_sources.h):
+  // where `python3` cannot import pytest, the first python3 that can runs it.
+  bool python_implied = false;
   // pytest sources: fork each test from a server that collected once
   // ("fork-server"), or start a fresh interpreter per test ("plain").
   bool fork_server = false;  // pytest: true unless mode = "plain"
@@ -113,6 +116,9 @@ struct Config {
   // Folder that relative paths in the configuration are resolved against.
   std::filesystem::path root;
   std::optional<std::filesystem::path> file;
+  // Without a ranktest.toml: the sources found in the working folder, said
+  // on the run's first line (config/implicit_sources.h).
+  std::vector<std::string> implied;
 
   int jobs = 0;  // 0: one per CPU
   Duration timeout = std::chrono::minutes(5);

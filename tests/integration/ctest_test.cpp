@@ -165,6 +165,22 @@ TEST(Ctest, TheSourcesNetworkAndTmpdirReachItsTests) {
   EXPECT_EQ(host.exit_code, 1) << host.out << host.err;
 }
 
+// No ranktest.toml: a build folder named on the command line, or the
+// working folder itself, runs as ctest would run it there.
+TEST(Ctest, ABuildFolderNeedsNoConfiguration) {
+  Workdir dir;
+  auto run = run_ranktest(dir, {"list", kBuild});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("tool.passes"), std::string::npos) << run.out;
+  std::string output;
+  EXPECT_EQ(shell("cd '" + kBuild + "' && " RANKTEST_BINARY " list 2>&1", &output), 0);
+  EXPECT_NE(output.find("ranktest: no ranktest.toml here; listing a CMake build folder "
+                        "(CTestTestfile.cmake)"),
+            std::string::npos)
+      << output;
+  EXPECT_NE(output.find("tool.passes"), std::string::npos) << output;
+}
+
 TEST(Ctest, AFolderCtestDoesNotKnowIsADiscoveryError) {
   Workdir dir;
   dir.write("ranktest.toml", config_for("."));
