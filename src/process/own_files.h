@@ -6,8 +6,9 @@
 
 namespace ranktest::process {
 
-// <the folder of /proc/self/exe>/<name>; just <name> (looked up in PATH)
-// when the running binary cannot be found.
+// <the folder of /proc/self/exe>/<name> (a build folder), else
+// <that folder>/../libexec/ranktest/<name> (an installed ranktest); just
+// <name> (looked up in PATH) when the running binary cannot be found.
 std::filesystem::path beside_own_binary(std::string_view name);
 
 }  // namespace ranktest::process
