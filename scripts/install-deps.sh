@@ -22,6 +22,7 @@ if [ "${1:-all}" != demo ]; then
     libxml2-utils           # xmllint: the tests validate the JUnit report with it
     python3-pytest-xdist    # bench/: the pytest comparison runs pytest -n 2
     python3-jsonschema      # a test validates emitted events against docs/events.schema.json
+    python3-pytest-timeout python3-pytest-rerunfailures  # a test checks their marks mean what they mean under pytest
     chromium                # a test opens the HTML report in headless Chromium
     bc                      # bench/ scripts compute their ratios with it
     openmpi-bin             # launcher = "mpirun": the tests start ranks with mpirun

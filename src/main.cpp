@@ -35,6 +35,14 @@ void add_selection_options(CLI::App& command, CommandLine& cli) {
   command.add_option("-e,--exact", cli.selection.exact,
                      "run the test with exactly this id or name (repeatable)")
       ->allow_extra_args(false);
+  // pytest's own selection, as `pytest -m` and `pytest -k` take it: given
+  // to every pytest source's collection (and its tests' runs).
+  command.add_option("-m,--markers", cli.pytest_markers,
+                     "pytest sources: only tests whose marks match EXPR, as pytest -m EXPR")
+      ->allow_extra_args(false);
+  command.add_option("-k,--keyword", cli.pytest_keyword,
+                     "pytest sources: only tests whose names match EXPR, as pytest -k EXPR")
+      ->allow_extra_args(false);
   command
       .add_option_function<std::string>(
           "--partition",

@@ -193,6 +193,7 @@ def pytest_configure(config):
     # goes to the test's log as it would to the terminal. (Its options
     # stay too: assertion rewriting reads them.)
     if any(_asked.values()):
+        _take_over_plugins(config)
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None and not isinstance(reporter, _QuietReporter):
             config.pluginmanager.unregister(reporter)
@@ -404,7 +405,84 @@ def _item_entry(item):
     marker = item.get_closest_marker("ranktest")
     if marker is not None:
         entry["ranktest"] = _marker_args(marker)["kwargs"]
+    timeout = _timeout_of(item)
+    if timeout:
+        entry["timeout"] = timeout
+    reruns = _reruns_of(item)
+    if reruns:
+        entry["reruns"] = reruns
     return entry
+
+
+def _number(value):
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if number == number and number > 0 else None
+
+
+# pytest-timeout's and pytest-rerunfailures' own functions, kept before
+# ranktest takes over what they do (_take_over_plugins).
+_plugin_functions = {}
+
+
+def _timeout_of(item):
+    """pytest-timeout's limit for this test, in seconds, as that plugin
+    resolves it (its mark, then --timeout, then the timeout ini option);
+    without the plugin, the mark alone, as the suite's authors meant it.
+    ranktest's own timeout then enforces it, with every process's stack."""
+    settings = _plugin_functions.get("timeout")
+    if settings is not None:
+        try:
+            return _number(settings(item).timeout)
+        except Exception:  # noqa: B902 - a bad mark is pytest-timeout's to report
+            return None
+    marker = item.get_closest_marker("timeout")
+    if marker is None:
+        return None
+    return _number(marker.kwargs.get("timeout", marker.args[0] if marker.args else None))
+
+
+def _reruns_of(item):
+    """pytest-rerunfailures' reruns for this test (its flaky mark, then
+    --reruns), which ranktest's retries take over: each in a fresh process,
+    a pass after a failure listed as flaky. Only with that plugin: another
+    plugin's `flaky` mark means something else."""
+    plugin = item.config.pluginmanager.get_plugin("rerunfailures")
+    count_of = _plugin_functions.get("reruns")
+    if plugin is None or count_of is None:
+        return None
+    try:
+        count = count_of(item)
+        if not count or (hasattr(plugin, "get_reruns_condition")
+                         and not plugin.get_reruns_condition(item)):
+            return None
+        return {"count": int(count), "delay": float(plugin.get_reruns_delay(item) or 0)}
+    except Exception:  # noqa: B902 - a bad mark is that plugin's to report
+        return None
+
+
+def _take_over_plugins(config):
+    """ranktest enforces pytest-timeout's limits and retries what
+    pytest-rerunfailures would rerun (collection records both). The plugins
+    doing it too in the test's process would race ranktest's timeout (the
+    outcome a toss-up between failed and timed-out) and run a flaky test
+    (count + 1)² times with its flakiness hidden: their own timers and
+    reruns are turned off here, their marks and options stay valid."""
+    timeout = config.pluginmanager.get_plugin("timeout")
+    if timeout is not None and hasattr(timeout, "_get_item_settings"):
+        original = timeout._get_item_settings
+        _plugin_functions["timeout"] = original
+
+        def no_timer(item, marker=None):
+            return original(item, marker)._replace(timeout=None)
+
+        timeout._get_item_settings = no_timer
+    reruns = config.pluginmanager.get_plugin("rerunfailures")
+    if reruns is not None and hasattr(reruns, "get_reruns_count"):
+        _plugin_functions["reruns"] = reruns.get_reruns_count
+        reruns.get_reruns_count = lambda item: None
 
 
 # Collectors pytest skipped as a whole (pytest.importorskip or

@@ -23,6 +23,9 @@ struct CommandLine {
   std::optional<std::filesystem::path> config_path;
   std::vector<std::string> binaries;  // replace the configured sources
   select::Selection selection;
+  // -m / -k: pytest's own selection, for every pytest source.
+  std::optional<std::string> pytest_markers;
+  std::optional<std::string> pytest_keyword;
   std::optional<select::Partition> partition;  // --partition hash:K/N, time:K/N
   std::optional<int> jobs;
   std::optional<config::Duration> timeout;

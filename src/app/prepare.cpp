@@ -69,6 +69,11 @@ std::variant<config::Config, Failure> load_configuration(const CommandLine& cli,
     config.sources = std::move(implied.sources);
     config.implied = std::move(implied.found);
   }
+  for (auto& source : config.sources) {
+    if (source.kind != SuiteKind::pytest) continue;
+    if (cli.pytest_markers) source.args.insert(source.args.end(), {"-m", *cli.pytest_markers});
+    if (cli.pytest_keyword) source.args.insert(source.args.end(), {"-k", *cli.pytest_keyword});
+  }
   if (cli.jobs) config.jobs = *cli.jobs;
   if (cli.timeout) config.timeout = *cli.timeout;
   if (cli.fail_fast) config.fail_fast = true;

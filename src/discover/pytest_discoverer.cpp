@@ -263,6 +263,24 @@ Expected<std::vector<TestCase>> parse_pytest_collection(std::string_view text,
       else
         details->collection_error = "@pytest.mark.ranktest: " + declared.error().message;
     }
+    // pytest-timeout's limit and pytest-rerunfailures' reruns, as the
+    // plugin resolved them; @pytest.mark.ranktest(timeout=...) comes first.
+    const auto milliseconds = [](double seconds) {
+      return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000.0 + 0.5));
+    };
+    if (!details->declared.timeout && entry.contains("timeout") &&
+        entry["timeout"].is_number() && entry["timeout"].get<double>() > 0 &&
+        entry["timeout"].get<double>() < 1e9)
+      details->declared.timeout = milliseconds(entry["timeout"].get<double>());
+    if (entry.contains("reruns") && entry["reruns"].is_object()) {
+      const auto& reruns = entry["reruns"];
+      if (reruns.contains("count") && reruns["count"].is_number_integer() &&
+          reruns["count"].get<int>() > 0)
+        details->declared.retries = std::min(reruns["count"].get<int>(), 100);
+      if (reruns.contains("delay") && reruns["delay"].is_number() &&
+          reruns["delay"].get<double>() > 0 && reruns["delay"].get<double>() < 1e6)
+        details->declared.retry_delay = milliseconds(reruns["delay"].get<double>());
+    }
     test.details = std::move(details);
     tests.push_back(std::move(test));
   }

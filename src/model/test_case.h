@@ -42,6 +42,9 @@ struct DeclaredSettings {
   // PROCESSORS); the scheduler gives it the larger of this and its ranks.
   std::optional<int> slots;
   std::optional<std::vector<std::string>> labels;  // CTest's LABELS
+  // pytest-rerunfailures' reruns (its flaky mark), as ranktest's retries.
+  std::optional<int> retries;
+  std::optional<std::chrono::milliseconds> retry_delay;
 };
 
 // How a CTest test's exit is judged (CTest's own properties): exit code 0

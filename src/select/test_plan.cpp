@@ -57,6 +57,8 @@ ResolvedSettings resolve_settings(const config::Config& config,
   take(chosen.exclusive, declared.exclusive);
   take(chosen.labels, declared.labels);
   if (!chosen.timeout && declared.timeout) chosen.timeout = *declared.timeout;
+  take(chosen.retries, declared.retries);
+  if (!chosen.retry_delay && declared.retry_delay) chosen.retry_delay = *declared.retry_delay;
   take(chosen.audit_children, config.defaults.audit_children);
   take(chosen.watch_workers, config.defaults.watch_workers);
   take(chosen.max_processes, config.defaults.max_processes);
