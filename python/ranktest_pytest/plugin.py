@@ -44,6 +44,18 @@ _join_network = None  # libranktest-forkserver.so's ranktest_join_network, once 
 _asked = {name: os.environ.pop(name, None) for name in
           ("RANKTEST_RESULT_FILE", "RANKTEST_COLLECT_OUT", "RANKTEST_FORK_SERVER",
            "RANKTEST_FORK_LIBRARY", "RANKTEST_WORKER_EXITS")}
+# pytest-rerunfailures starts a socket server thread in pytest_configure
+# wherever xdist is installed (to rerun tests whose xdist worker crashed):
+# a thread no fork server may hold, for xdist workers ranktest never runs.
+# Its no-op store instead; ranktest's retries do its reruns
+# (_take_over_plugins).
+if any(_asked.values()):
+    try:
+        import pytest_rerunfailures
+
+        pytest_rerunfailures.HAS_PYTEST_HANDLECRASHITEM = False
+    except Exception:  # noqa: B902 - not installed, or not the version that has it
+        pass
 # In a fork server, the marker of its environment: a copy of it made at
 # import (a decorator's snapshot) is recognised in a forked test by this.
 _SERVER_MARK = "RANKTEST_FORK_SERVER_ENVIRONMENT"
@@ -55,8 +67,10 @@ if _asked["RANKTEST_FORK_SERVER"]:
 # (command, whether it ran a program of its own). Filled by
 # _watch_worker_exits' wrappers.
 _started_workers = {}
-# Lines written to the worker-exits file, at most _MAX_WORKER_EXITS.
+# Lines written to the worker-exits file, at most _MAX_WORKER_EXITS, and
+# that file (the running test's).
 _worker_exits_written = 0
+_worker_exits_path = None
 _MAX_WORKER_EXITS = 100
 
 
@@ -70,7 +84,16 @@ def _watch_worker_exits(path):
     exited non-zero or by a signal is a line in `path`, as ranktest-audit
     writes them; ranktest decides which count (only workers, only in a
     pass). Tools run through subprocess are never workers, so they are not
-    followed. Processes that a worker starts itself are not seen."""
+    followed. Processes that a worker starts itself are not seen.
+    Called again (the next test of a worker process), it only writes to
+    the new path."""
+    global _worker_exits_path, _worker_exits_written
+    installed = _worker_exits_path is not None
+    _worker_exits_path = path
+    _worker_exits_written = 0
+    _started_workers.clear()
+    if installed:
+        return
     import _posixsubprocess
 
     def record(pid, status):
@@ -90,7 +113,7 @@ def _watch_worker_exits(path):
         line.update(pid=pid, ppid=os.getpid(), command=started[0], exec=started[1])
         _worker_exits_written += 1
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = os.open(_worker_exits_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             try:
                 os.write(fd, (json.dumps(line) + "\n").encode())
             finally:
@@ -212,6 +235,9 @@ def pytest_configure(config):
 def _register_stack_dump():
     global _stack_file
     stack_dir = os.environ.get("RANKTEST_STACK_DIR")
+    if _stack_file is not None:  # a worker process's earlier test's
+        _stack_file.close()
+        _stack_file = None
     if stack_dir and hasattr(signal, "SIGUSR2"):
         path = os.path.join(stack_dir, "python-stacks-%d.txt" % os.getpid())
         _stack_file = open(path, "w")
@@ -683,7 +709,7 @@ def _serve(session):
             continue
         if child == 0:
             replies.close()
-            _run_forked(item, request)
+            _run_forked(item, request, items)
         # The test joins its group itself, and so does ranktest on this reply.
         reply({"pid": child})
 
@@ -764,20 +790,18 @@ def _refresh_environment_snapshots(item):
                 pass
 
 
-def _run_forked(item, request):
+def _run_forked(item, request, items):
     """The test's own process: its group, cgroup, network, output,
-    environment, then pytest's protocol for this one item, and out."""
+    environment, then pytest's protocol for this one item, and out. A
+    worker process (isolation = "worker") then waits for its next test and
+    runs it in the same process, until one does not pass."""
     code = 1
     try:
         try:
             os.setpgid(0, request.get("pgid") or 0)
         except OSError:
             pass
-        # The log first, so that a failure to join the cgroup is said there.
-        log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        os.dup2(log, 1)
-        os.dup2(log, 2)
-        os.close(log)
+        _redirect_output(request["log"])
         # A test outside its cgroup would run without its limits and escape
         # its kill: it does not run (both fork servers end it the same way).
         for procs in request.get("cgroups", []):
@@ -803,41 +827,12 @@ def _run_forked(item, request):
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         os.close(null)
-        # Only what differs from the server's: most of it is the same, and
-        # each change copies pages shared with the server.
-        wanted = request.get("env", {})
-        tmpdir = os.environ.get("TMPDIR")
-        for name in [name for name in os.environ if name not in wanted]:
-            del os.environ[name]
-        for name, value in wanted.items():
-            if os.environ.get(name) != value:
-                os.environ[name] = value
-        # Taken out as a fresh process's plugin takes it out at import.
-        _asked["RANKTEST_RESULT_FILE"] = os.environ.pop("RANKTEST_RESULT_FILE", None)
-        _asked["RANKTEST_WORKER_EXITS"] = os.environ.pop("RANKTEST_WORKER_EXITS", None)
-        if _asked["RANKTEST_WORKER_EXITS"]:
-            _watch_worker_exits(_asked["RANKTEST_WORKER_EXITS"])
-        _refresh_environment_snapshots(item)
-        # The command line a fresh process would have had: a test that
-        # starts pytest again from it (Lightning's launcher) runs this test,
-        # not the server's whole collection.
-        if request.get("argv"):
-            sys.argv[1:] = request["argv"]
-        if os.environ.get("TMPDIR") != tmpdir and "tempfile" in sys.modules:
-            # tempfile caches the folder it chose in the server: a test
-            # given a TMPDIR of its own (tmpdir = "private") must get it.
-            sys.modules["tempfile"].tempdir = None
-        if request.get("cwd"):
-            os.chdir(request["cwd"])
-        _register_stack_dump()
-        # The whole hook, as pytest's own loop calls it: every plugin's
-        # wrappers of pytest_runtest_protocol (warnings filters and
-        # filterwarnings marks, faulthandler's timeout, logging) run around
-        # the test exactly as in a fresh process. Calling runtestprotocol
-        # directly skipped them: a test that fails under pytest passed here.
-        del _failed_reports[:]
-        item.ihook.pytest_runtest_protocol(item=item, nextitem=None)
-        code = 1 if _failed_reports else 0
+        worker = request.get("worker")
+        if worker:
+            code = _serve_tests(item, request, items, worker)
+            return
+        _enter_test(item, request)
+        code = 1 if _run_item(item) else 0
         # What a fresh interpreter does on its way out: wait for the
         # threads the test left running, then the exit handlers (a
         # launcher's that waits for the rank it started; multiprocessing's
@@ -858,3 +853,85 @@ def _run_forked(item, request):
             sys.stderr.flush()
         finally:
             os._exit(code)
+
+
+def _redirect_output(log_path):
+    """The test's output to its log (the first thing done: a failure to
+    join the cgroup is said there)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.close(log)
+
+
+def _enter_test(item, request):
+    """What a fresh process of this test would have: its environment (only
+    what differs from the server's: each change copies pages shared with
+    it), result file, command line, TMPDIR, folder and stack file."""
+    wanted = request.get("env", {})
+    tmpdir = os.environ.get("TMPDIR")
+    for name in [name for name in os.environ if name not in wanted]:
+        del os.environ[name]
+    for name, value in wanted.items():
+        if os.environ.get(name) != value:
+            os.environ[name] = value
+    # Taken out as a fresh process's plugin takes it out at import.
+    _asked["RANKTEST_RESULT_FILE"] = os.environ.pop("RANKTEST_RESULT_FILE", None)
+    _asked["RANKTEST_WORKER_EXITS"] = os.environ.pop("RANKTEST_WORKER_EXITS", None)
+    if _asked["RANKTEST_WORKER_EXITS"]:
+        _watch_worker_exits(_asked["RANKTEST_WORKER_EXITS"])
+    _refresh_environment_snapshots(item)
+    # The command line a fresh process would have had: a test that
+    # starts pytest again from it (Lightning's launcher) runs this test,
+    # not the server's whole collection.
+    if request.get("argv"):
+        sys.argv[1:] = request["argv"]
+    if os.environ.get("TMPDIR") != tmpdir and "tempfile" in sys.modules:
+        # tempfile caches the folder it chose in the server: a test
+        # given a TMPDIR of its own (tmpdir = "private") must get it.
+        sys.modules["tempfile"].tempdir = None
+    if request.get("cwd"):
+        os.chdir(request["cwd"])
+    _register_stack_dump()
+
+
+def _run_item(item):
+    """The whole hook, as pytest's own loop calls it: every plugin's
+    wrappers of pytest_runtest_protocol (warnings filters and
+    filterwarnings marks, faulthandler's timeout, logging) run around the
+    test exactly as in a fresh process. Calling runtestprotocol directly
+    skipped them: a test that fails under pytest passed here. Whether a
+    phase failed."""
+    del _failed_reports[:]
+    del _phases[:]
+    item.ihook.pytest_runtest_protocol(item=item, nextitem=None)
+    return bool(_failed_reports)
+
+
+def _serve_tests(item, request, items, worker):
+    """A worker process: runs its first test, says it passed on the
+    replies FIFO, and runs the next test the runner writes on the requests
+    FIFO, as xdist's workers do, until a test does not pass (its exit
+    status then says so, as a forked test's does) or the runner is done
+    with it. Each test gets its own log, environment and result file."""
+    replies = open(worker["replies"], "w", buffering=1)
+    requests = open(worker["requests"], "r")
+    while True:
+        _enter_test(item, request)
+        if _run_item(item):
+            return 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+        replies.write(json.dumps({"done": request["nodeid"]}) + "\n")
+        replies.flush()
+        line = requests.readline()
+        if not line:
+            return 0
+        request = json.loads(line)
+        item = items.get(request.get("nodeid"))
+        if item is None:
+            sys.stderr.write("ranktest worker: no test %r here\n" % request.get("nodeid"))
+            return 127
+        _redirect_output(request["log"])

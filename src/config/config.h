@@ -84,6 +84,9 @@ struct TestSettings {
   // Watch how the workers a pytest test starts end (a pass whose worker
   // failed is suspicious): on by default.
   std::optional<bool> watch_workers;
+  // isolation = "worker": pytest tests forked from a fork server run in
+  // processes that run test after test until one does not pass.
+  std::optional<bool> worker_isolation;
   // Limits on the test's cgroup, where ranktest can create one.
   std::optional<int> max_processes;
   std::optional<std::uint64_t> max_memory;

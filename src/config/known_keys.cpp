@@ -15,7 +15,7 @@ const std::vector<std::string>& KnownKeys::top_level() {
   static const std::vector<std::string> keys{
       "jobs",  "timeout", "slow", "grace-period", "list-timeout", "fail-fast", "state-dir",
       "junit", "html", "history", "max-output", "devices", "port-range", "suspicious-output", "audit-children",
-      "watch-workers",
+      "watch-workers", "isolation",
       "max-processes", "max-memory", "retries", "retry-delay", "flaky", "launcher", "nodes",
       "network", "network-fallback", "tmpdir", "source", "override", "hint", "mpirun", "slurm"};
   return keys;
@@ -30,8 +30,8 @@ const std::vector<std::string>& KnownKeys::source() {
 const std::vector<std::string>& KnownKeys::override_table() {
   static const std::vector<std::string> keys{
       "filter", "timeout", "slow", "ranks", "devices", "exclusive", "labels", "leak",
-      "audit-children", "watch-workers", "max-processes", "max-memory", "retries", "retry-delay",
-      "launcher", "nodes", "network", "tmpdir"};
+      "audit-children", "watch-workers", "isolation", "max-processes", "max-memory", "retries",
+      "retry-delay", "launcher", "nodes", "network", "tmpdir"};
   return keys;
 }
 const std::vector<std::string>& KnownKeys::launcher_table(Launcher launcher) {

@@ -125,6 +125,17 @@ std::optional<Error> TableReader::limits(const toml::table& table, TestSettings&
     if (!node->is_boolean()) return wrong_type("watch-workers", *node, "true or false");
     settings.watch_workers = node->value<bool>().value();
   }
+  if (const auto* node = table.get("isolation")) {
+    const auto text = node->value<std::string>();
+    if (!text || (*text != "test" && *text != "worker"))
+      return text ? error_at(node->source(),
+                             fmt::format("key 'isolation'{} is \"{}\"; write \"test\" (a process "
+                                         "per test) or \"worker\" (processes that run test "
+                                         "after test)",
+                                         context_, *text))
+                  : wrong_type("isolation", *node, "\"test\" or \"worker\"");
+    settings.worker_isolation = *text == "worker";
+  }
   if (const auto* node = table.get("max-processes")) {
     const auto count = integer("max-processes", *node, 1, 4194304);
     if (!count) return count.error();

@@ -144,9 +144,7 @@ Expected<std::optional<std::string>> ForkServer::read_line(Clock::time_point dea
   }
 }
 
-Expected<Done> ForkServer::send_fork(const ForkRequest& request) {
-  if (starting_) return Error{"the fork server is not ready"};
-  if (busy()) return Error{"the fork server has not answered the last request"};
+std::string fork_message(const FrameworkAdapter& adapter, const ForkRequest& request) {
   Json cgroups = Json::array();
   for (const auto& path : request.cgroup_procs) cgroups.push_back(path.string());
   Json message{{"log", request.log.string()},
@@ -155,9 +153,18 @@ Expected<Done> ForkServer::send_fork(const ForkRequest& request) {
                {"cgroups", cgroups},
                {"netns", request.network_namespace},
                {"userns", request.user_namespace}};
-  adapter_.add_fork_request(*request.test, request.argv, request.environment,
-                            request.full_exit, message);
-  if (!write_all(to_server_, message.dump(-1, ' ', true, Json::error_handler_t::replace) + "\n"))
+  if (!request.worker_requests.empty())
+    message["worker"] = Json{{"requests", request.worker_requests.string()},
+                             {"replies", request.worker_replies.string()}};
+  adapter.add_fork_request(*request.test, request.argv, request.environment, request.full_exit,
+                           message);
+  return message.dump(-1, ' ', true, Json::error_handler_t::replace) + "\n";
+}
+
+Expected<Done> ForkServer::send_fork(const ForkRequest& request) {
+  if (starting_) return Error{"the fork server is not ready"};
+  if (busy()) return Error{"the fork server has not answered the last request"};
+  if (!write_all(to_server_, fork_message(adapter_, request)))
     return Error{"the fork server is gone"};
   fork_group_ = request.process_group;
   fork_deadline_ = Clock::now() + std::chrono::seconds(30);

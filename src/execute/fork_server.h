@@ -39,7 +39,15 @@ struct ForkRequest {
   // (user namespace first); empty: the server's network.
   std::string network_namespace;
   std::string user_namespace;
+  // isolation = "worker" (pytest): the FIFOs the forked process reads its
+  // next tests from and says each passed on; empty: it runs this one test.
+  std::filesystem::path worker_requests;
+  std::filesystem::path worker_replies;
 };
+
+// The request as the server (or a worker, for its next test) reads it: one
+// JSON line (docs/fork-server.md).
+std::string fork_message(const FrameworkAdapter& adapter, const ForkRequest& request);
 
 // Whether a gtest server's tests may take the fast exit. Skipping the
 // server's teardown must not change how any test ends, so each binary's

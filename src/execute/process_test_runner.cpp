@@ -251,6 +251,8 @@ bool ProcessTestRunner::spawn_from(RunningTest& running) {
       return true;
     }
     auto& slot = running.ranks[rank];
+    const bool in_worker = rank == 0 && runs_in_worker(running);
+    if (in_worker && start_in_idle_worker(running)) return true;
     auto request = spawn_request(running.commands[rank]);
     if (rank > 0) request.process_group = running.ranks.front().child.process_group();
     if (running.network) {
@@ -276,7 +278,14 @@ bool ProcessTestRunner::spawn_from(RunningTest& running) {
                                       : std::vector<std::filesystem::path>{},
                        server->exit_probe() != ExitProbe::fast,
                        running.network ? running.network->net_path() : std::string(),
-                       running.network ? running.network->user_path() : std::string()};
+                       running.network ? running.network->user_path() : std::string(),
+                       {},
+                       {}};
+      if (in_worker && !prepare_worker(running, fork)) {
+        fork.worker_requests.clear();  // forked alone, as isolation = "test"
+        fork.worker_replies.clear();
+        running.worker.reset();
+      }
       if (auto sent = server->send_fork(fork)) {
         running.fork_sent = true;
         return true;
@@ -307,6 +316,7 @@ void ProcessTestRunner::started_rank(RunningTest& running, Rank& slot,
   if (options_.exit_watch && watches_workers(*running.test)) {
     options_.exit_watch->watch(slot.child.pid());
     slot.watched = true;
+    slot.watched_pid = slot.child.pid();
   }
   // A forked test may have ended before its fork server's answer was read,
   // and been reaped as an orphan: its exit is waiting. As the last rank,
@@ -346,6 +356,7 @@ schedule::RunnerWakeup ProcessTestRunner::wait(
     // the path from one test's end to the next one's start.
     if (options_.cgroups) options_.cgroups->tidy();
     auto descriptors = starting_server_descriptors();
+    for (const int fd : worker_descriptors()) descriptors.push_back(fd);
     if (options_.exit_watch) descriptors.push_back(options_.exit_watch->descriptor());
     const auto event =
         signals_.wait_until(wake_by ? std::min(*wake_by, next_deadline()) : next_deadline(),
@@ -439,6 +450,7 @@ void ProcessTestRunner::reap() {
   };
   // Answers first: a forked test that ended at once is adopted, not an orphan.
   poll_forks(Clock::now());
+  poll_workers(Clock::now());
   const auto exits = process::reap_exited_children([&](pid_t pid) {
     // The test is over once its last rank is: end whatever its processes
     // left behind while the group id is still held by this zombie.
@@ -455,6 +467,7 @@ void ProcessTestRunner::reap() {
       d->child.mark_reaped(exit);
       continue;
     }
+    if (worker_ended(pid, exit)) continue;
     if (RunningTest* test = launched(pid)) {
       test->launcher->mark_reaped(exit);
       launcher_ended(*test, now);

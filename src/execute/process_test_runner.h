@@ -109,8 +109,10 @@ class ProcessTestRunner final : public schedule::TestRunner {
     // The log's size when the rank was read: what its leftovers write
     // after that is added to its excerpt at the test's end.
     std::uintmax_t log_size_read = 0;
-    // Its processes are watched (exit_watch) under its pid.
+    // Its processes are watched (exit_watch) under its pid, kept here: a
+    // worker's process moves on to its next test.
     bool watched = false;
+    pid_t watched_pid = 0;
     // Or the plugin records the workers it reaps here (watch_waits).
     std::filesystem::path worker_exits_path{};
     bool stopped = false;  // still running when another rank's failure stopped it
@@ -148,6 +150,26 @@ class ProcessTestRunner final : public schedule::TestRunner {
     // behind and are killed. Looked at without blocking the loop.
     settling,
     settled,  // nothing of it runs any more: it can be judged
+  };
+
+  // isolation = "worker": a process forked from a pytest fork server that
+  // runs test after test, as an xdist worker does, while each passes and
+  // leaves nothing behind (worker_pool.cpp). Idle between tests; while it
+  // runs one, the test's RunningTest holds it (its process is rank 0's).
+  struct Worker {
+    std::string key;             // its fork server's (ForkServer::key)
+    process::ChildProcess child = process::ChildProcess::elsewhere();  // while idle
+    std::unique_ptr<process::TestCgroup> cgroup;  // its tests' (the first's limits)
+    std::optional<int> max_processes;
+    std::optional<std::uint64_t> max_memory;
+    int requests = -1;  // FIFO: the runner writes the next test's request
+    int replies = -1;   // FIFO: the worker says a test passed
+    std::string buffered;
+    std::vector<std::string> ran;  // the tests it ran, in order
+    Worker() = default;
+    Worker(const Worker&) = delete;
+    Worker& operator=(const Worker&) = delete;
+    ~Worker();
   };
 
   struct RunningTest {
@@ -204,6 +226,10 @@ class ProcessTestRunner final : public schedule::TestRunner {
     bool ranks_started = false;
     // asking_stacks: until when the Python ranks get to write theirs.
     Clock::time_point python_stacks_by;
+    // isolation = "worker": the worker running it; whether the worker goes
+    // back to the idle ones once the test is judged (it passed, clean).
+    std::unique_ptr<Worker> worker;
+    bool worker_goes_on = false;
 
     bool all_reaped() const;
     // The launcher started no rank within its start-timeout.
@@ -247,6 +273,15 @@ class ProcessTestRunner final : public schedule::TestRunner {
   Clock::time_point next_deadline() const;
   void end_left_behind(RunningTest& running, const process::ChildProcess& last_rank);
   void settle(RunningTest& running, Clock::time_point now);
+  // Workers (worker_pool.cpp).
+  bool runs_in_worker(const RunningTest& running) const;
+  bool start_in_idle_worker(RunningTest& running);
+  bool prepare_worker(RunningTest& running, ForkRequest& fork);
+  void poll_workers(Clock::time_point now);
+  void worker_passed(RunningTest& running, Clock::time_point now);
+  void worker_finished(RunningTest& running);
+  bool worker_ended(pid_t pid, const ProcessExit& exit);
+  std::vector<int> worker_descriptors() const;
   void note_leftovers(RunningTest& running) const;
   bool leftover_ended(pid_t pid, const ProcessExit& exit);
   static bool watches_workers(const select::PlannedTest& test);
@@ -278,6 +313,10 @@ class ProcessTestRunner final : public schedule::TestRunner {
   // Exits of orphans not (yet) known as a rank: a forked test can end
   // before the fork server's answer makes it one.
   std::map<pid_t, ProcessExit> orphan_exits_;
+  std::vector<std::unique_ptr<Worker>> idle_workers_;
+  // Workers killed after a test that left processes behind, until reaped.
+  std::vector<process::ChildProcess> retired_workers_;
+  std::size_t workers_started_ = 0;
   // When the running tests' logs are next held to max-output.
   Clock::time_point next_output_check_{};
   // What ended fixture setups left running, by plan index: killed when

@@ -60,7 +60,7 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
     EndedRank ended{*rank.result, rank.stopped,
                     rank.remote_pid ? rank.remote_pid : rank.child.pid(), rank.audited, {}, {}};
     if (rank.watched)
-      for (const auto& watched : options_.exit_watch->take(rank.child.pid(), kExitEventsSettle))
+      for (const auto& watched : options_.exit_watch->take(rank.watched_pid, kExitEventsSettle))
         sort(ended, audited_from(watched));
     if (!rank.worker_exits_path.empty())
       for (auto& child : parse_child_audit(text::read_file(rank.worker_exits_path)))
@@ -113,10 +113,18 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
         Kept{std::move(running.kept), std::move(running.cgroup), running.test->test->id,
              std::to_string(running.assignment.attempt)};
   }
+  // A worker whose cgroup saw an OOM kill would carry it into its next
+  // test's verdict: it ends here.
+  if (facts.usage && facts.usage->oom_kills > 0) running.worker_goes_on = false;
+  std::vector<std::string> ran_before;
+  if (running.worker) ran_before = running.worker->ran;
+  worker_finished(running);
   // Removed while the runner next waits, not before the next test starts.
-  if (options_.cgroups) options_.cgroups->remove_later(std::move(running.cgroup));
+  if (options_.cgroups && running.cgroup)
+    options_.cgroups->remove_later(std::move(running.cgroup));
   schedule::Finished finished{running.assignment, std::move(result)};
   finished.forked = running.forked;
+  finished.ran_before = std::move(ran_before);
   return finished;
 }
 

@@ -45,6 +45,8 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
     enum class Stage { fresh, recheck, settled } stage = Stage::fresh;
     TestResult forked_failure;  // the attempt that failed forked
     TestResult fresh_pass;      // the fresh attempt that passed
+    // isolation = "worker": the tests its worker ran before the failure.
+    std::vector<std::string> ran_before;
   };
   std::map<std::size_t, ForkDiagnosis> diagnosis;
   const auto runs_fresh = [&](std::size_t index) {
@@ -231,7 +233,7 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
       const auto& test = plan[finished.assignment.test_index];
       for (const auto& lock : test.test->detail().resource_locks) held_locks.erase(lock);
       if (test.settings->exclusive) exclusive_running = false;
-      const bool failed = is_failure(finished.result.outcome);
+      bool failed = is_failure(finished.result.outcome);
       const auto index = finished.assignment.test_index;
       const bool going_on = result.cancel == CancelReason::none;
       auto found = diagnosis.find(index);
@@ -239,9 +241,28 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
       // Attempts that only diagnose a forked failure run at once and do
       // not count against retries.
       bool diagnose = false;
+      bool order_dependent = false;  // its verdict is final: a retry alone would pass
       if (failed && finished.forked && found == diagnosis.end() && going_on) {
-        diagnosis[index] = ForkDiagnosis{Stage::fresh, finished.result, {}};
+        diagnosis[index] = ForkDiagnosis{Stage::fresh, finished.result, {}, finished.ran_before};
         diagnose = true;
+      } else if (found != diagnosis.end() && found->second.stage == Stage::fresh && !failed &&
+                 finished.assignment.fresh_process && !found->second.ran_before.empty()) {
+        // Failed in a worker after other tests, passes alone: pytest in
+        // one process would have failed it, so it fails, and says after
+        // which tests (one of them changed what it depends on).
+        found->second.stage = Stage::settled;
+        const auto& before = found->second.ran_before;
+        std::string names;
+        for (std::size_t i = before.size() > 5 ? before.size() - 5 : 0; i < before.size(); ++i)
+          names += (names.empty() ? "" : ", ") + before[i];
+        finished.result = found->second.forked_failure;
+        finished.result.reason = fmt::format(
+            "order-dependent: failed in a worker process after {} other test{} ({}{}), passed "
+            "alone as a fresh process{}{}",
+            before.size(), before.size() == 1 ? "" : "s", before.size() > 5 ? "…, " : "", names,
+            finished.result.reason.empty() ? "" : "; ", finished.result.reason);
+        failed = true;
+        order_dependent = true;
       } else if (found != diagnosis.end() && found->second.stage == Stage::fresh && !failed &&
                  finished.assignment.fresh_process && going_on) {
         found->second.stage = Stage::recheck;
@@ -277,6 +298,7 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
       finished.retrying = diagnose || (failed && going_on && !settled_by_recheck &&
                                        retries_used <= test.settings->retries);
       if (finished.fork_only || !failed) finished.retrying = diagnose;
+      if (order_dependent) finished.retrying = false;
       if (diagnose)
         retries.push_back({index, finished.assignment.attempt + 1, std::chrono::steady_clock::now()});
       else if (finished.retrying)

@@ -34,6 +34,9 @@ struct Finished {
   bool retrying = false;
   // Set by the runner: a fork server forked this attempt's process(es).
   bool forked = false;
+  // Set by the runner: isolation = "worker", the tests its worker process
+  // ran before this one (a failure after them may come from them).
+  std::vector<std::string> ran_before;
   // Set by the scheduler: this fresh attempt passed after a forked one
   // failed; the test fails only when forked.
   bool fork_only = false;

@@ -41,6 +41,7 @@ ResolvedSettings resolve_settings(const config::Config& config,
     take(chosen.leak_is_failure, entry.settings.leak_is_failure);
     take(chosen.audit_children, entry.settings.audit_children);
     take(chosen.watch_workers, entry.settings.watch_workers);
+    take(chosen.worker_isolation, entry.settings.worker_isolation);
     take(chosen.max_processes, entry.settings.max_processes);
     take(chosen.max_memory, entry.settings.max_memory);
     take(chosen.retries, entry.settings.retries);
@@ -61,6 +62,7 @@ ResolvedSettings resolve_settings(const config::Config& config,
   if (!chosen.retry_delay && declared.retry_delay) chosen.retry_delay = *declared.retry_delay;
   take(chosen.audit_children, config.defaults.audit_children);
   take(chosen.watch_workers, config.defaults.watch_workers);
+  take(chosen.worker_isolation, config.defaults.worker_isolation);
   take(chosen.max_processes, config.defaults.max_processes);
   take(chosen.max_memory, config.defaults.max_memory);
   take(chosen.retries, config.defaults.retries);
@@ -83,6 +85,7 @@ ResolvedSettings resolve_settings(const config::Config& config,
   settings.leak_is_failure = chosen.leak_is_failure.value_or(true);
   settings.audit_children = chosen.audit_children.value_or(false);
   settings.watch_workers = chosen.watch_workers.value_or(true);
+  settings.worker_isolation = chosen.worker_isolation.value_or(false);
   settings.max_processes = chosen.max_processes;
   settings.max_memory = chosen.max_memory;
   settings.retries = chosen.retries.value_or(0);

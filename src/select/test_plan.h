@@ -42,6 +42,7 @@ struct ResolvedSettings {
   bool leak_is_failure = true;
   bool audit_children = false;
   bool watch_workers = true;  // pytest tests: a pass whose worker failed is suspicious
+  bool worker_isolation = false;  // isolation = "worker"
   std::optional<int> max_processes;
   std::optional<std::uint64_t> max_memory;
   int retries = 0;  // runs after a failed one, at most

@@ -47,7 +47,25 @@
   // A bar of the failed multi-rank test, clicked: its row opens with the log
   // of every rank.
   const target = "collective_test::Collective.EveryRankLoadsItsShard";
-  const bar = bars.find(b => b.title.startsWith(target + "\n"));
+  // What each colour means, and the target's bars: one per rank on the
+  // slot lanes, in that rank's outcome, one per device.
+  facts.legend = [...document.querySelectorAll("#legend [data-legend]")].map(b => b.dataset.legend);
+  facts.targetRankBars = bars.filter(b => b.title.startsWith(target + "\n") && b.dataset.rank)
+                             .map(b => ({ rank: Number(b.dataset.rank),
+                                          outcome: [...b.classList].find(c => c.startsWith("o-")) }))
+                             .sort((a, b) => a.rank - b.rank);
+  // A rank's bar, clicked: the test opens at that rank's log.
+  const rankBar = bars.find(b => b.title.startsWith(target + "\n") && b.dataset.rank === "1");
+  if (rankBar) {
+    rankBar.click();
+    const open = rows().find(tr => idOf(tr) === target);
+    const details = open && open.nextElementSibling;
+    facts.rankBarOpenLogs = details ? [...details.querySelectorAll("details.log")]
+                                          .filter(d => d.open).map(d => Number(d.dataset.rank))
+                                    : null;
+    open.click();  // closed again, for the click below
+  }
+  const bar = bars.find(b => b.title.startsWith(target + "\n") && !b.dataset.rank);
   facts.barOfTarget = Boolean(bar);
   if (bar) {
     bar.click();

@@ -97,6 +97,18 @@ TEST_F(HtmlReport, OpensInChromiumWithTimelineLogsAndEscapedNames) {
   EXPECT_GT(facts["bars"].get<int>(), static_cast<int>(journal.size()) - 4);  // skipped: no bar
   EXPECT_EQ(facts["visibleBars"], facts["bars"]);
   EXPECT_GE(facts["barsPerLane"]["cpu-sim:0"].get<int>(), 1);
+  // A legend of the colours shown; the 4-rank test has a bar per rank, in
+  // that rank's outcome (rank 2 failed, the others were stopped for it).
+  const auto legend = facts["legend"].get<std::vector<std::string>>();
+  EXPECT_THAT(legend, Contains("failed"));
+  EXPECT_THAT(legend, Contains("passed"));
+  EXPECT_THAT(legend, Contains("crashed"));
+  ASSERT_EQ(facts["targetRankBars"].size(), 4u) << facts.dump(2);
+  for (int rank = 0; rank < 4; ++rank)
+    EXPECT_EQ(facts["targetRankBars"][rank]["outcome"], rank == 2 ? "o-failed" : "o-interrupted")
+        << facts["targetRankBars"].dump();
+  // Clicking rank 1's bar opens the test at rank 1's log alone.
+  EXPECT_EQ(facts["rankBarOpenLogs"], nlohmann::json::array({1})) << facts.dump(2);
 
   // The filters.
   EXPECT_THAT(facts["filteredRows"].get<std::vector<std::string>>(),

@@ -1,0 +1,121 @@
+// isolation = "worker": pytest tests run test after test in processes
+// forked from the fork server, and each keeps its own outcome: a crash, a
+// hang or a leak is the running test's and ends its worker; the tests
+// after it go on in a new one; a failure that comes from an earlier test
+// of the same worker fails, named order-dependent.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "harness.h"
+
+namespace ranktest::testing {
+namespace {
+
+struct WorkerRun {
+  Invocation run;
+  std::map<std::string, nlohmann::json> finished;
+  std::map<int, int> pid_of;  // test n -> the process that ran it
+};
+
+WorkerRun run_sequence(const std::string& fifth, const std::string& timeout = "20s") {
+  Workdir dir;
+  dir.write("ranktest.toml",
+            "timeout = \"" + timeout + "\"\ngrace-period = \"1s\"\njobs = 1\nisolation = \"worker\"\n" +
+                "[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+                "paths = [\"" RANKTEST_SOURCE_DIR "/tests/python_workers/test_worker_sequence.py\"]\n"
+                "env = { WORKER_FIFTH = \"" + fifth + "\", PIDS_FILE = \"" +
+                (dir.path() / "pids").string() + "\" }\n");
+  WorkerRun result;
+  result.run = run_ranktest(dir, {"run"});
+  for (auto& [id, event] : result.run.finished()) result.finished[id] = event;
+  std::istringstream pids(read_file(dir.path() / "pids"));
+  for (int n, pid; pids >> n >> pid;) result.pid_of[n] = pid;
+  return result;
+}
+
+std::string outcome(const WorkerRun& run, int n) {
+  return run.finished.at("test_worker_sequence.py::test_ten[" + std::to_string(n) + "]")["result"]
+                        ["outcome"];
+}
+
+// Processes the tests before the fifth and after it ran in: one each
+// side, and not the same one.
+void expect_two_workers(const WorkerRun& run) {
+  std::set<int> before, after;
+  for (const auto& [n, pid] : run.pid_of)
+    if (n != 4) (n < 4 ? before : after).insert(pid);
+  EXPECT_EQ(before.size(), 1u) << run.run.out;
+  EXPECT_EQ(after.size(), 1u) << run.run.out;
+  if (!before.empty() && !after.empty()) EXPECT_NE(*before.begin(), *after.begin());
+}
+
+TEST(WorkerIsolation, TenQuickTestsShareOneProcess) {
+  const auto run = run_sequence("");
+  EXPECT_EQ(run.run.last_out_line(), "ranktest: 10 passed, 0 failed, 0 skipped") << run.run.out;
+  std::set<int> pids;
+  for (const auto& [n, pid] : run.pid_of) pids.insert(pid);
+  EXPECT_EQ(pids.size(), 1u) << run.run.out;
+  for (const auto& [id, event] : run.finished) EXPECT_EQ(event["forked"], true) << id;
+}
+
+TEST(WorkerIsolation, ASegfaultIsTheRunningTestsAndTheRestGoOn) {
+  const auto run = run_sequence("segfault");
+  ASSERT_EQ(run.finished.size(), 10u) << run.run.out;
+  for (int n = 0; n < 10; ++n) EXPECT_EQ(outcome(run, n), n == 4 ? "crashed" : "passed") << n;
+  EXPECT_EQ(run.run.last_out_line(), "ranktest: 9 passed, 1 failed, 0 skipped") << run.run.out;
+  expect_two_workers(run);
+}
+
+TEST(WorkerIsolation, AHangTimesOutWithItsStacks) {
+  const auto run = run_sequence("hang", "3s");
+  ASSERT_EQ(run.finished.size(), 10u) << run.run.out;
+  for (int n = 0; n < 10; ++n) EXPECT_EQ(outcome(run, n), n == 4 ? "timed-out" : "passed") << n;
+  const auto& hung = run.finished.at("test_worker_sequence.py::test_ten[4]")["result"];
+  ASSERT_FALSE(hung["stacks"].empty()) << hung.dump(2);
+  EXPECT_NE(run.run.out.find("test_ten (test_worker_sequence.py:"), std::string::npos)
+      << run.run.out;
+  expect_two_workers(run);
+}
+
+TEST(WorkerIsolation, ALeakIsTheTestsThatLeft) {
+  const auto run = run_sequence("leak");
+  ASSERT_EQ(run.finished.size(), 10u) << run.run.out;
+  for (int n = 0; n < 10; ++n) EXPECT_EQ(outcome(run, n), n == 4 ? "leaked" : "passed") << n;
+  expect_two_workers(run);
+}
+
+TEST(WorkerIsolation, AFailureEndsItsWorker) {
+  const auto run = run_sequence("fail");
+  for (int n = 0; n < 10; ++n) EXPECT_EQ(outcome(run, n), n == 4 ? "failed" : "passed") << n;
+  expect_two_workers(run);
+}
+
+TEST(WorkerIsolation, AnOrderDependentFailureFailsNamingTheTestBefore) {
+  Workdir dir;
+  dir.write("ranktest.toml",
+            "jobs = 1\nisolation = \"worker\"\n[[source]]\nkind = \"pytest\"\n"
+            "python = \"/usr/bin/python3\"\n"
+            "paths = [\"" RANKTEST_SOURCE_DIR "/tests/python_workers/test_order_dependent.py\"]\n");
+  const auto run = run_ranktest(dir, {"run"});
+  const auto finished = run.finished();
+  const auto& b = finished.at("test_order_dependent.py::test_b_depends_on_the_global")["result"];
+  EXPECT_EQ(b["outcome"], "failed") << b.dump(2);
+  const auto reason = b["reason"].get<std::string>();
+  EXPECT_EQ(reason.rfind("order-dependent: failed in a worker process after 1 other test "
+                         "(test_order_dependent.py::test_a_changes_a_global), passed alone",
+                         0),
+            0u)
+      << reason;
+  EXPECT_EQ(run.last_out_line(), "ranktest: 1 passed, 1 failed, 0 skipped") << run.out;
+  // isolation = "test" (the default): each test forked alone, both pass.
+  dir.write("ranktest.toml",
+            "jobs = 1\n[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+            "paths = [\"" RANKTEST_SOURCE_DIR "/tests/python_workers/test_order_dependent.py\"]\n");
+  EXPECT_EQ(run_ranktest(dir, {"run"}).last_out_line(), "ranktest: 2 passed, 0 failed, 0 skipped");
+}
+
+}  // namespace
+}  // namespace ranktest::testing
