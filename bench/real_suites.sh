@@ -11,7 +11,10 @@
 #           (xdist, no isolation), against ranktest -j2 with the default fork
 #           server and, for linalg, plain mode (a fresh interpreter per test).
 # A suite that is not installed is skipped with a line saying so.
-# Usage: bench/real_suites.sh [torch|numpy|all]
+#   quick   pyflakes' and psutil's own tests (thousands of millisecond tests).
+# numpy and quick run pytest in one process, pytest -n 2 and ranktest in
+# both isolations (a process per test, and isolation = "worker").
+# Usage: bench/real_suites.sh [torch|numpy|quick|all]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -87,19 +90,43 @@ if [[ $what == torch || $what == all ]]; then
   fi
 fi
 
-numpy_run() {  # numpy_run NAME FOLDER
-  local name=$1 tests=$2 folder=$scratch/numpy-$1
+# wall and CPU seconds of a command, its output dropped: "WALL CPU"
+timed() {
+  local out
+  out=$( { /usr/bin/time -f '%e %U %S' "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1) || true
+  set -- $out
+  echo "$1 $(echo "$2 + $3" | bc)"
+}
+
+# pytest_suite NAME TESTS: pytest in one process, pytest -n 2 (xdist, no
+# isolation), and ranktest -j2 in both isolations: a process per test
+# (forked from the fork server) and worker processes (isolation = "worker").
+pytest_suite() {
+  local name=$1 tests=$2 folder=$scratch/pytest-$1
   mkdir -p "$folder"
   printf '[[source]]\nkind = "pytest"\npython = "%s"\npaths = ["%s"]\n' "$python" "$tests" \
-    > "$folder/ranktest.toml"
-  "$ranktest" list --config "$folder/ranktest.toml" >/dev/null 2>&1 || true  # collection cached
-  local xdist fork
-  xdist=$(seconds "$python" -m pytest -q -n 2 -p no:cacheprovider "$tests")
-  fork=$(seconds "$ranktest" run -j2 --config "$folder/ranktest.toml" --status-level none)
-  echo "numpy $name: pytest -n 2 ${xdist} s; ranktest fork server ${fork} s = $(ratio "$fork" "$xdist")x xdist (goal <= 1.0x)"
+    > "$folder/test.toml"
+  { echo 'isolation = "worker"'; cat "$folder/test.toml"; } > "$folder/worker.toml"
+  "$ranktest" list --config "$folder/test.toml" >/dev/null 2>&1 || true  # collection cached
+  local one xdist test worker
+  read -r one one_cpu < <(timed "$python" -m pytest -q -p no:cacheprovider "$tests")
+  read -r xdist xdist_cpu < <(timed "$python" -m pytest -q -n 2 -p no:cacheprovider "$tests")
+  read -r test test_cpu < <(timed "$ranktest" run -j2 --config "$folder/test.toml" --status-level none)
+  read -r worker worker_cpu < <(timed "$ranktest" run -j2 --config "$folder/worker.toml" --status-level none)
+  echo "$name: pytest ${one} s (cpu ${one_cpu} s); pytest -n 2 ${xdist} s (cpu ${xdist_cpu} s)"
+  echo "$name: ranktest -j2 isolation = \"test\" ${test} s = $(ratio "$test" "$xdist")x xdist wall, cpu ${test_cpu} s = $(ratio "$test_cpu" "$xdist_cpu")x"
+  echo "$name: ranktest -j2 isolation = \"worker\" ${worker} s = $(ratio "$worker" "$xdist")x xdist wall (goal <= 1.0x), cpu ${worker_cpu} s = $(ratio "$worker_cpu" "$xdist_cpu")x (goal <= 1.2x)"
+}
+
+numpy_run() {  # numpy_run NAME FOLDER
+  local name=$1 tests=$2 folder=$scratch/numpy-$1
+  pytest_suite "numpy $name" "$tests"
   if [[ $name == linalg ]]; then
-    printf 'mode = "plain"\n' >> "$folder/ranktest.toml"
-    local plain
+    mkdir -p "$folder"
+    printf '[[source]]\nkind = "pytest"\npython = "%s"\npaths = ["%s"]\nmode = "plain"\n' \
+      "$python" "$tests" > "$folder/ranktest.toml"
+    local plain xdist
+    xdist=$(seconds "$python" -m pytest -q -n 2 -p no:cacheprovider "$tests")
     plain=$(seconds "$ranktest" run -j2 --config "$folder/ranktest.toml" --status-level none)
     echo "numpy $name: ranktest plain ${plain} s = $(ratio "$plain" "$xdist")x xdist"
   fi
@@ -113,4 +140,18 @@ if [[ $what == numpy || $what == all ]]; then
     numpy_run linalg "$numpy/linalg/tests"
     numpy_run lib "$numpy/lib/tests"
   fi
+fi
+
+# Suites of many millisecond tests, where a process per test costs most.
+if [[ $what == quick || $what == all ]]; then
+  for suite in pyflakes psutil; do
+    folder=/usr/lib/python3/dist-packages/$suite
+    tests=$folder/test
+    [[ -d $tests ]] || tests=$folder/tests
+    if [[ ! -d $tests ]] || ! "$python" -c 'import xdist' 2>/dev/null; then
+      echo "$suite: SKIP (needs python3-$suite and python3-pytest-xdist)"
+    else
+      pytest_suite "$suite" "$tests"
+    fi
+  done
 fi

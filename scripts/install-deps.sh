@@ -21,6 +21,7 @@ if [ "${1:-all}" != demo ]; then
     libbenchmark-dev        # bench/: the micro-benchmarks
     libxml2-utils           # xmllint: the tests validate the JUnit report with it
     python3-pytest-xdist    # bench/: the pytest comparison runs pytest -n 2
+    python3-pyflakes python3-psutil  # bench/real_suites.sh quick: their own suites of millisecond tests
     python3-jsonschema      # a test validates emitted events against docs/events.schema.json
     python3-pytest-timeout python3-pytest-rerunfailures  # a test checks their marks mean what they mean under pytest
     chromium                # a test opens the HTML report in headless Chromium

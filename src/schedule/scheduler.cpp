@@ -12,6 +12,25 @@
 namespace ranktest::schedule {
 namespace {
 
+// A failure in a worker process after other tests, where alone the test
+// passes: failed, as pytest in one process would fail it, saying after
+// which tests (the last five).
+TestResult order_dependent_failure(TestResult failure, const std::vector<std::string>& before) {
+  std::string names;
+  for (std::size_t i = before.size() > 5 ? before.size() - 5 : 0; i < before.size(); ++i)
+    names += (names.empty() ? "" : ", ") + before[i];
+  failure.reason = fmt::format(
+      "order-dependent: failed in a worker process after {} other test{} ({}{}), passed alone "
+      "as a fresh process{}{}",
+      before.size(), before.size() == 1 ? "" : "s", before.size() > 5 ? "…, " : "", names,
+      failure.reason.empty() ? "" : "; ", failure.reason);
+  return failure;
+}
+
+}  // namespace
+
+namespace {
+
 std::list<std::size_t> start_order(const std::vector<select::PlannedTest>& plan) {
   std::list<std::size_t> order;
   for (std::size_t i = 0; i < plan.size(); ++i)
@@ -251,16 +270,8 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
         // one process would have failed it, so it fails, and says after
         // which tests (one of them changed what it depends on).
         found->second.stage = Stage::settled;
-        const auto& before = found->second.ran_before;
-        std::string names;
-        for (std::size_t i = before.size() > 5 ? before.size() - 5 : 0; i < before.size(); ++i)
-          names += (names.empty() ? "" : ", ") + before[i];
-        finished.result = found->second.forked_failure;
-        finished.result.reason = fmt::format(
-            "order-dependent: failed in a worker process after {} other test{} ({}{}), passed "
-            "alone as a fresh process{}{}",
-            before.size(), before.size() == 1 ? "" : "s", before.size() > 5 ? "…, " : "", names,
-            finished.result.reason.empty() ? "" : "; ", finished.result.reason);
+        finished.result = order_dependent_failure(found->second.forked_failure,
+                                                  found->second.ran_before);
         failed = true;
         order_dependent = true;
       } else if (found != diagnosis.end() && found->second.stage == Stage::fresh && !failed &&
@@ -270,7 +281,12 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
         diagnose = true;
       } else if (found != diagnosis.end() && found->second.stage == Stage::recheck) {
         found->second.stage = Stage::settled;
-        if (failed && finished.forked) {
+        if (failed && finished.forked && !finished.ran_before.empty()) {
+          // Rechecked in a worker after other tests, and failed there:
+          // not fork-only, order-dependent.
+          finished.result = order_dependent_failure(finished.result, finished.ran_before);
+          order_dependent = true;
+        } else if (failed && finished.forked) {
           // Fails forked, twice; passes fresh: fails only when forked.
           finished.result = found->second.fresh_pass;
           finished.fork_only = true;

@@ -18,7 +18,7 @@ raise RuntimeError("planted failure in rank 1")
 
 RANK_ONE_FAILS_LATE = r"""
 import sys, time
-time.sleep(0.5)
+time.sleep(1.5)  # long after rank 0 ended, even on a loaded machine
 print("rank 1: the batch it checked is wrong", file=sys.stderr)
 sys.exit(1)
 """

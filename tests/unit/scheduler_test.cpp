@@ -308,6 +308,56 @@ TEST(Scheduler, AForkedFailureIsConfirmedInAFreshProcessThenForkedAgain) {
             (Seen{"1 retrying failed", "2 fresh retrying passed", "3 passed"}));
 }
 
+// isolation = "worker": a test that failed in a worker after other tests
+// and passes alone as a fresh process fails, order-dependent, naming them;
+// even with retries (a retry alone would pass). The first test of a worker
+// that fails goes the forked way above.
+TEST(Scheduler, AFailureAfterOtherTestsOfItsWorkerIsOrderDependent) {
+  auto plan = make_plan(2);
+  settings_of(plan[0]).retries = 2;
+  class InWorkers : public FakeRunner {
+   public:
+    using FakeRunner::FakeRunner;
+    RunnerWakeup wait(std::optional<std::chrono::steady_clock::time_point> wake_by) override {
+      auto wakeup = FakeRunner::wait(wake_by);
+      for (auto& finished : wakeup.finished) {
+        const auto& a = finished.assignment;
+        finished.forked = !a.fresh_process;
+        if (finished.forked) finished.ran_before = {"earlier::A", "earlier::B"};
+        const bool passes = a.fresh_process;
+        finished.result.outcome = passes ? Outcome::passed : Outcome::failed;
+        finished.result.reason = passes ? "" : "assert failed";
+      }
+      return wakeup;
+    }
+  };
+  struct Ends : ScheduleObserver {
+    void test_started(const select::PlannedTest&, const Assignment&) override {}
+    void test_finished(const select::PlannedTest& test, const Finished& finished) override {
+      if (finished.retrying) return;
+      outcomes[test.test->name] = finished.result.outcome;
+      reasons[test.test->name] = finished.result.reason;
+      attempts[test.test->name] = finished.assignment.attempt;
+    }
+    void test_not_run(const select::PlannedTest&, const std::string&) override {}
+    void test_slow(const select::PlannedTest&, const SlowNotice&) override {}
+    std::map<std::string, Outcome> outcomes;
+    std::map<std::string, std::string> reasons;
+    std::map<std::string, int> attempts;
+  } ends;
+  InWorkers runner(plan, {}, 5);
+  auto pool = make_pool(1);
+  run_schedule(plan, {}, pool, runner, ends);
+  for (const auto* name : {"T.0", "T.1"}) {
+    EXPECT_EQ(ends.outcomes[name], Outcome::failed) << name;
+    EXPECT_EQ(ends.attempts[name], 2) << name;  // the fresh attempt, no retry after it
+    EXPECT_EQ(ends.reasons[name],
+              "order-dependent: failed in a worker process after 2 other tests (earlier::A, "
+              "earlier::B), passed alone as a fresh process; assert failed")
+        << name;
+  }
+}
+
 TEST(Scheduler, FillsEverySlotWhenTestsAreSmall) {
   auto plan = make_plan(10);
   FakeRunner runner(plan, {}, 1);
