@@ -34,6 +34,7 @@ import pytest
 
 _stack_file = None  # kept open for faulthandler
 _join_network = None  # libranktest-forkserver.so's ranktest_join_network, once loaded
+_server_folder = None  # the fork server's working folder
 
 # What ranktest asks of this pytest process, and of no other: taken out of
 # the environment before any conftest or test module is imported, so a
@@ -665,6 +666,8 @@ def pytest_runtestloop(session):
 def _serve(session):
     """Serves ranktest's fork-server protocol (docs/fork-server.md): JSON
     requests on stdin, one reply each on fd 3, {"ready": ...} first."""
+    global _server_folder
+    _server_folder = os.getcwd()
     replies = os.fdopen(3, "w", buffering=1)
     items = {_clean(item.nodeid): item for item in session.items}
 
@@ -892,8 +895,9 @@ def _enter_test(item, request):
         # tempfile caches the folder it chose in the server: a test
         # given a TMPDIR of its own (tmpdir = "private") must get it.
         sys.modules["tempfile"].tempdir = None
-    if request.get("cwd"):
-        os.chdir(request["cwd"])
+    # The test's folder, else the server's (a worker's earlier test may
+    # have changed it).
+    os.chdir(request.get("cwd") or _server_folder)
     _register_stack_dump()
 
 

@@ -117,5 +117,15 @@ TEST(WorkerIsolation, AnOrderDependentFailureFailsNamingTheTestBefore) {
   EXPECT_EQ(run_ranktest(dir, {"run"}).last_out_line(), "ranktest: 2 passed, 0 failed, 0 skipped");
 }
 
+TEST(WorkerIsolation, EachTestStartsInItsOwnFolder) {
+  Workdir dir;
+  dir.write("ranktest.toml",
+            "jobs = 1\nisolation = \"worker\"\n[[source]]\nkind = \"pytest\"\n"
+            "python = \"/usr/bin/python3\"\n"
+            "paths = [\"" RANKTEST_SOURCE_DIR "/tests/python_workers/test_worker_folder.py\"]\n");
+  const auto run = run_ranktest(dir, {"run"});
+  EXPECT_EQ(run.last_out_line(), "ranktest: 2 passed, 0 failed, 0 skipped") << run.out;
+}
+
 }  // namespace
 }  // namespace ranktest::testing

@@ -25,3 +25,4 @@ def test_ten(n):
         subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     elif what == "fail":
         assert n == 5, "the fifth test fails"
+
