@@ -92,10 +92,10 @@ fi
 
 # wall and CPU seconds of a command, its output dropped: "WALL CPU"
 timed() {
-  local out
-  out=$( { /usr/bin/time -f '%e %U %S' "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1) || true
-  set -- $out
-  echo "$1 $(echo "$2 + $3" | bc)"
+  /usr/bin/time -o "$scratch/time" -f '%e %U %S' "$@" >/dev/null 2>&1 || true
+  local wall user sys
+  read -r wall user sys < <(tail -1 "$scratch/time")
+  echo "$wall $(echo "$user + $sys" | bc)"
 }
 
 # pytest_suite NAME TESTS: pytest in one process, pytest -n 2 (xdist, no

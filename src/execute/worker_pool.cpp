@@ -64,6 +64,7 @@ bool ProcessTestRunner::runs_in_worker(const RunningTest& running) const {
 // it: the request goes down its FIFO, and its process is the test's rank.
 // False: none is idle, the test needs a new one.
 bool ProcessTestRunner::start_in_idle_worker(RunningTest& running) {
+  if (running.assignment.own_worker) return false;
   const auto& test = *running.test;
   const auto key = ForkServer::key(*test.test->source);
   const auto found = std::find_if(idle_workers_.begin(), idle_workers_.end(), [&](const auto& w) {

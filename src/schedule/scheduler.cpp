@@ -170,7 +170,11 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
       return false;
     }
     for (const auto& lock : test.test->detail().resource_locks) held_locks.insert(lock);
-    const Assignment assignment{index, attempt, std::move(*grant), runs_fresh(index)};
+    const auto diagnosed = diagnosis.find(index);
+    const Assignment assignment{index, attempt, std::move(*grant), runs_fresh(index),
+                                diagnosed != diagnosis.end() &&
+                                    diagnosed->second.stage == ForkDiagnosis::Stage::recheck &&
+                                    !diagnosed->second.ran_before.empty()};
     ++running;
     exclusive_running = test.settings->exclusive;
     observer.test_started(test, assignment);
@@ -265,26 +269,18 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
         diagnosis[index] = ForkDiagnosis{Stage::fresh, finished.result, {}, finished.ran_before};
         diagnose = true;
       } else if (found != diagnosis.end() && found->second.stage == Stage::fresh && !failed &&
-                 finished.assignment.fresh_process && !found->second.ran_before.empty()) {
-        // Failed in a worker after other tests, passes alone: pytest in
-        // one process would have failed it, so it fails, and says after
-        // which tests (one of them changed what it depends on).
-        found->second.stage = Stage::settled;
-        finished.result = order_dependent_failure(found->second.forked_failure,
-                                                  found->second.ran_before);
-        failed = true;
-        order_dependent = true;
-      } else if (found != diagnosis.end() && found->second.stage == Stage::fresh && !failed &&
                  finished.assignment.fresh_process && going_on) {
         found->second.stage = Stage::recheck;
         found->second.fresh_pass = finished.result;
         diagnose = true;
       } else if (found != diagnosis.end() && found->second.stage == Stage::recheck) {
         found->second.stage = Stage::settled;
-        if (failed && finished.forked && !finished.ran_before.empty()) {
-          // Rechecked in a worker after other tests, and failed there:
-          // not fork-only, order-dependent.
-          finished.result = order_dependent_failure(finished.result, finished.ran_before);
+        if (!failed && !found->second.ran_before.empty()) {
+          // Failed in a worker after other tests; passes alone, fresh and
+          // as a new worker's first test: those tests made it fail.
+          finished.result = order_dependent_failure(found->second.forked_failure,
+                                                    found->second.ran_before);
+          failed = true;
           order_dependent = true;
         } else if (failed && finished.forked) {
           // Fails forked, twice; passes fresh: fails only when forked.

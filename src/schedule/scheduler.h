@@ -23,6 +23,9 @@ struct Assignment {
   // Run as a fresh process, never forked from a fork server: the test
   // failed when forked, and a fresh process decides (see Finished).
   bool fresh_process = false;
+  // isolation = "worker": run as the first test of a new worker, not after
+  // others (the recheck of a failure that came after other tests).
+  bool own_worker = false;
 };
 
 struct Finished {
