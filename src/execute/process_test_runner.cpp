@@ -212,7 +212,8 @@ bool ProcessTestRunner::spawn_ranks(RunningTest& running) {
   running.started = now;
   running.deadline = now + test.settings->timeout;
   running.next_slow_note = now + test.settings->slow;
-  if (options_.cgroups && !running.cgroup)
+  // A test an idle worker takes runs in the worker's cgroup: none is made.
+  if (options_.cgroups && !running.cgroup && idle_worker_for(running) == idle_workers_.end())
     running.cgroup = options_.cgroups->create(
         process::CgroupLimits{test.settings->max_processes, test.settings->max_memory});
   if (test.settings->network == Network::isolated && !running.network) {

@@ -276,6 +276,7 @@ class ProcessTestRunner final : public schedule::TestRunner {
   // Workers (worker_pool.cpp).
   bool runs_in_worker(const RunningTest& running) const;
   bool start_in_idle_worker(RunningTest& running);
+  std::vector<std::unique_ptr<Worker>>::iterator idle_worker_for(const RunningTest& running);
   bool prepare_worker(RunningTest& running, ForkRequest& fork);
   void poll_workers(Clock::time_point now);
   void worker_passed(RunningTest& running, Clock::time_point now);

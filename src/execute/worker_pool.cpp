@@ -60,18 +60,25 @@ bool ProcessTestRunner::runs_in_worker(const RunningTest& running) const {
          !running.assignment.fresh_process && !test.fresh_process;
 }
 
-// An idle worker of the test's fork server, with the test's limits, takes
-// it: the request goes down its FIFO, and its process is the test's rank.
-// False: none is idle, the test needs a new one.
-bool ProcessTestRunner::start_in_idle_worker(RunningTest& running) {
-  if (running.assignment.own_worker) return false;
+// An idle worker of the test's fork server with the test's limits, if any.
+std::vector<std::unique_ptr<ProcessTestRunner::Worker>>::iterator ProcessTestRunner::idle_worker_for(
+    const RunningTest& running) {
+  if (running.assignment.own_worker || !runs_in_worker(running)) return idle_workers_.end();
   const auto& test = *running.test;
   const auto key = ForkServer::key(*test.test->source);
-  const auto found = std::find_if(idle_workers_.begin(), idle_workers_.end(), [&](const auto& w) {
+  return std::find_if(idle_workers_.begin(), idle_workers_.end(), [&](const auto& w) {
     return w->key == key && w->max_processes == test.settings->max_processes &&
            w->max_memory == test.settings->max_memory && !w->child.exit();
   });
+}
+
+// An idle worker of the test's fork server takes it: the request goes down
+// its FIFO, and its process is the test's rank. False: none is idle, the
+// test needs a new one.
+bool ProcessTestRunner::start_in_idle_worker(RunningTest& running) {
+  const auto found = idle_worker_for(running);
   if (found == idle_workers_.end()) return false;
+  const auto& test = *running.test;
   std::unique_ptr<Worker> worker = std::move(*found);
   idle_workers_.erase(found);
   auto& slot = running.ranks.front();

@@ -39,7 +39,7 @@ struct Finished {
   bool forked = false;
   // Set by the runner: isolation = "worker", the tests its worker process
   // ran before this one (a failure after them may come from them).
-  std::vector<std::string> ran_before;
+  std::vector<std::string> ran_before = {};
   // Set by the scheduler: this fresh attempt passed after a forked one
   // failed; the test fails only when forked.
   bool fork_only = false;
