@@ -21,6 +21,9 @@ RANKTEST_FORK_LIBRARY the fork server's way to fork: ranktest's
 RANKTEST_WORKER_EXITS where the kernel's process events cannot be had:
                       append a JSON line here for each worker this process
                       reaps that ended badly (see _watch_worker_exits).
+RANKTEST_BEGIN_FD     a fresh process's pipe to ranktest: one byte on it
+                      when the test begins, after the interpreter, imports
+                      and collection; its timeout counts from there.
 """
 
 import faulthandler
@@ -44,7 +47,14 @@ _server_folder = None  # the fork server's working folder
 # (mock.patch.dict(os.environ, os.environ.copy())) does not hold them.
 _asked = {name: os.environ.pop(name, None) for name in
           ("RANKTEST_RESULT_FILE", "RANKTEST_COLLECT_OUT", "RANKTEST_FORK_SERVER",
-           "RANKTEST_FORK_LIBRARY", "RANKTEST_WORKER_EXITS")}
+           "RANKTEST_FORK_LIBRARY", "RANKTEST_WORKER_EXITS", "RANKTEST_BEGIN_FD")}
+# Held by this process alone: a process the test starts must not keep
+# ranktest's pipe open.
+if _asked["RANKTEST_BEGIN_FD"]:
+    try:
+        os.set_inheritable(int(_asked["RANKTEST_BEGIN_FD"]), False)
+    except (ValueError, OSError):
+        _asked["RANKTEST_BEGIN_FD"] = None
 # pytest-rerunfailures starts a socket server thread in pytest_configure
 # wherever xdist is installed (to rerun tests whose xdist worker crashed):
 # a thread no fork server may hold, for xdist workers ranktest never runs.
@@ -653,6 +663,20 @@ _guard = _Guard()
 def pytest_make_collect_report(collector):
     yield
     _guard.note("after collecting %s (its imports or module-level code)" % (collector.nodeid or "."))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    """The test begins (its fixtures' setup first): ranktest's timeout
+    for it counts from now, not from the interpreter's start."""
+    fd, _asked["RANKTEST_BEGIN_FD"] = _asked["RANKTEST_BEGIN_FD"], None
+    if fd:
+        try:
+            os.write(int(fd), b"b")
+            os.close(int(fd))
+        except OSError:
+            pass
+    return None
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -70,6 +70,9 @@ struct LauncherConfig {
 struct TestSettings {
   std::optional<Duration> timeout;
   std::optional<Duration> slow;  // a note each time a test runs this long
+  // How long a fresh pytest process may take to begin its test (the
+  // interpreter, imports, collection); its timeout counts from there.
+  std::optional<Duration> start_timeout;
   std::optional<int> ranks;  // processes the runner starts for the test
   // Devices the test needs in all, by kind: {"cuda": 2}.
   std::optional<std::map<std::string, int>> devices;
@@ -126,6 +129,7 @@ struct Config {
   int jobs = 0;  // 0: one per CPU
   Duration timeout = std::chrono::minutes(5);
   Duration slow = std::chrono::seconds(60);
+  Duration start_timeout = std::chrono::minutes(2);  // TestSettings::start_timeout
   Duration grace_period = std::chrono::seconds(5);
   // Listing a gtest binary or collecting a pytest suite: a listing that
   // hangs stops the run after this long, not after a test's timeout.

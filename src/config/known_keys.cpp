@@ -13,7 +13,7 @@ std::string Place::to_string() const {
 
 const std::vector<std::string>& KnownKeys::top_level() {
   static const std::vector<std::string> keys{
-      "jobs",  "timeout", "slow", "grace-period", "list-timeout", "fail-fast", "state-dir",
+      "jobs",  "timeout", "start-timeout", "slow", "grace-period", "list-timeout", "fail-fast", "state-dir",
       "junit", "html", "history", "max-output", "devices", "port-range", "suspicious-output", "audit-children",
       "watch-workers", "isolation",
       "max-processes", "max-memory", "retries", "retry-delay", "flaky", "launcher", "nodes",
@@ -29,7 +29,7 @@ const std::vector<std::string>& KnownKeys::source() {
 }
 const std::vector<std::string>& KnownKeys::override_table() {
   static const std::vector<std::string> keys{
-      "filter", "timeout", "slow", "ranks", "devices", "exclusive", "labels", "leak",
+      "filter", "timeout", "start-timeout", "slow", "ranks", "devices", "exclusive", "labels", "leak",
       "audit-children", "watch-workers", "isolation", "max-processes", "max-memory", "retries",
       "retry-delay", "launcher", "nodes", "network", "tmpdir"};
   return keys;

@@ -23,6 +23,11 @@ std::optional<Error> read_override(const toml::table& table,
     if (!value) return value.error();
     entry.settings.timeout = *value;
   }
+  if (const auto* node = table.get("start-timeout")) {
+    auto value = reader.duration("start-timeout", *node, true);
+    if (!value) return value.error();
+    entry.settings.start_timeout = *value;
+  }
   if (const auto* node = table.get("slow")) {
     auto value = reader.duration("slow", *node, true);
     if (!value) return value.error();

@@ -59,6 +59,7 @@ std::optional<Error> read_top_level(const toml::table& table,
   }
   for (const auto& [key, target] :
        {std::pair{"timeout", &config.timeout}, std::pair{"slow", &config.slow},
+        std::pair{"start-timeout", &config.start_timeout},
         std::pair{"grace-period", &config.grace_period},
         std::pair{"list-timeout", &config.list_timeout}}) {
     if (const auto* node = table.get(key)) {

@@ -28,7 +28,7 @@ class Dispatcher {
   struct Entry {
     std::unique_ptr<Reporter> reporter;
     bool failed = false;
-    std::string failure;  // its error, once failed
+    std::string failure = {};  // its error, once failed
   };
   std::vector<Entry> reporters_;
   std::vector<std::string> failures_;

@@ -62,6 +62,8 @@ struct TestFacts {
   // has one.
   std::optional<int> first_failed;
   bool timed_out = false;
+  // Timed out before its test began (start-timeout): how long it had.
+  std::optional<std::chrono::milliseconds> timed_out_starting;
   bool interrupted = false;
   // Processes still running when the last rank ended (killed since).
   std::vector<pid_t> left_behind;

@@ -297,7 +297,10 @@ bool ProcessTestRunner::spawn_from(RunningTest& running) {
       }
     }
     if (running.cgroup) running.cgroup->place(request);
+    process::Descriptor begin_write_end;
+    if (test.test->source->kind == SuiteKind::pytest) ask_when_begun(running, slot, request, begin_write_end);
     auto child = process::ChildProcess::spawn(request);
+    begin_write_end.reset();  // the child's now: EOF once it and its children close it
     if (!child) {
       failed_to_launch(running, world == 1 ? child.error().message
                                            : fmt::format("rank {}: {}", rank,
@@ -349,6 +352,7 @@ schedule::RunnerWakeup ProcessTestRunner::wait(
   for (;;) {
     reap();
     poll_fork_servers(Clock::now());
+    poll_begins(Clock::now());
     enforce_deadlines(Clock::now());
     reap();
     if (!finished_.empty() || !slow_.empty() || wakeup.interrupt_signal) break;
@@ -358,6 +362,7 @@ schedule::RunnerWakeup ProcessTestRunner::wait(
     if (options_.cgroups) options_.cgroups->tidy();
     auto descriptors = starting_server_descriptors();
     for (const int fd : worker_descriptors()) descriptors.push_back(fd);
+    for (const int fd : begin_descriptors()) descriptors.push_back(fd);
     if (options_.exit_watch) descriptors.push_back(options_.exit_watch->descriptor());
     const auto event =
         signals_.wait_until(wake_by ? std::min(*wake_by, next_deadline()) : next_deadline(),

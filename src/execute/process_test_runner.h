@@ -29,6 +29,7 @@
 #include "execute/launch_plan.h"
 #include "execute/run_folder.h"
 #include "process/child_process.h"
+#include "process/descriptor.h"
 #include "process/network_namespace.h"
 #include "process/process_exit_watch.h"
 #include "process/signal_watch.h"
@@ -123,6 +124,9 @@ class ProcessTestRunner final : public schedule::TestRunner {
     // The fork server whose teardown this rank's full exit probes; empty
     // for every other rank.
     std::string exit_probe_of{};
+    // A fresh pytest rank: the pipe its plugin writes a byte to when its
+    // test begins (after the interpreter, imports and collection).
+    process::Descriptor begin_signal{};
   };
 
   // A debugger taking the stacks of one process of a hung test.
@@ -224,6 +228,10 @@ class ProcessTestRunner final : public schedule::TestRunner {
     // (Set only before the timeout: a test timed out without it timed out
     // waiting for the launcher, start_timed_out().)
     bool ranks_started = false;
+    // Whether its test has begun in every rank: false while a fresh pytest
+    // rank still starts (its deadline is then the start bound, and its
+    // timeout counts from the moment the last of them began).
+    bool began = true;
     // asking_stacks: until when the Python ranks get to write theirs.
     Clock::time_point python_stacks_by;
     // isolation = "worker": the worker running it; whether the worker goes
@@ -283,6 +291,11 @@ class ProcessTestRunner final : public schedule::TestRunner {
   void worker_finished(RunningTest& running);
   bool worker_ended(pid_t pid, const ProcessExit& exit);
   std::vector<int> worker_descriptors() const;
+  // Fresh pytest ranks that say when their test begins (start-timeout).
+  void ask_when_begun(RunningTest& running, Rank& slot, process::SpawnRequest& request,
+                      process::Descriptor& write_end);
+  std::vector<int> begin_descriptors() const;
+  void poll_begins(Clock::time_point now);
   void note_leftovers(RunningTest& running) const;
   bool leftover_ended(pid_t pid, const ProcessExit& exit);
   static bool watches_workers(const select::PlannedTest& test);

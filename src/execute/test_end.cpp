@@ -71,6 +71,9 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
   facts.ended_after = std::move(running.ended_after);
   facts.first_failed = running.first_failed;
   facts.timed_out = running.timed_out;
+  if (running.timed_out && !running.began)
+    facts.timed_out_starting = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::max(settings.start_timeout, settings.timeout));
   facts.interrupted = running.interrupted;
   facts.left_behind = running.left_behind;
   facts.leak_is_failure = settings.leak_is_failure;

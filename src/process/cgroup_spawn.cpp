@@ -23,29 +23,11 @@
 #include <cstring>
 #include <string>
 
+#include "process/descriptor.h"
 #include "process/network_namespace.h"
 
 namespace ranktest::process {
 namespace {
-
-// A descriptor closed on every path.
-class Descriptor {
- public:
-  explicit Descriptor(int fd = -1) : fd_(fd) {}
-  ~Descriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Descriptor(const Descriptor&) = delete;
-  Descriptor& operator=(const Descriptor&) = delete;
-  int get() const { return fd_; }
-  void reset(int fd = -1) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-
- private:
-  int fd_;
-};
 
 // Opened in the runner, above the descriptors the child maps, so that no
 // dup2 of the child overwrites one still to be used.

@@ -34,6 +34,7 @@ ResolvedSettings resolve_settings(const config::Config& config,
     if (!glob_matches_test(entry.filter, test)) continue;
     take(chosen.timeout, entry.settings.timeout);
     take(chosen.slow, entry.settings.slow);
+    take(chosen.start_timeout, entry.settings.start_timeout);
     take(chosen.ranks, entry.settings.ranks);
     take(chosen.devices, entry.settings.devices);
     take(chosen.exclusive, entry.settings.exclusive);
@@ -77,6 +78,7 @@ ResolvedSettings resolve_settings(const config::Config& config,
   ResolvedSettings settings;
   settings.timeout = chosen.timeout.value_or(config.timeout);
   settings.slow = chosen.slow.value_or(config.slow);
+  settings.start_timeout = chosen.start_timeout.value_or(config.start_timeout);
   settings.ranks = chosen.ranks.value_or(1);
   settings.slots = std::max(1, declared.slots.value_or(1));
   settings.devices = chosen.devices.value_or(std::map<std::string, int>{});

@@ -28,6 +28,7 @@ bool selection_matches(const Selection& selection, const TestCase& test);
 struct ResolvedSettings {
   config::Duration timeout;
   config::Duration slow = std::chrono::seconds(60);
+  config::Duration start_timeout = std::chrono::minutes(2);
   int ranks = 1;
   // Whether a `ranks` setting or marker gave the test its ranks (even 1):
   // only then does it get the rank variables (RANK, LOCAL_RANK, ...). A

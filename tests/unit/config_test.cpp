@@ -201,7 +201,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "not 0"},
         BadConfig{"jobz = 2\n",
                   "ranktest.toml:1:1: unknown key 'jobz'; known keys are: jobs, "
-                  "timeout, slow, grace-period, list-timeout, fail-fast, state-dir, junit, "
+                  "timeout, start-timeout, slow, grace-period, list-timeout, fail-fast, state-dir, junit, "
                   "html, history, max-output, devices, port-range, suspicious-output, audit-children, "
                   "watch-workers, isolation, "
                   "max-processes, max-memory, retries, retry-delay, flaky, launcher, nodes, "
