@@ -278,7 +278,11 @@ int run_command(const CommandLine& cli) {
         for (const auto& test : plan.to_run)
           if (test.settings->network == Network::isolated) isolated.push_back(test.test->id);
         return isolated;
-      }()});
+      }(),
+      static_cast<std::size_t>(std::count_if(plan.to_run.begin(), plan.to_run.end(),
+                                             [](const auto& test) {
+                                               return select::may_run_in_worker(test);
+                                             }))});
   // Warnings are events: in the journal, so `ranktest report` says them too.
   const auto warn = [&](const std::string& message) {
     dispatcher.dispatch(events::RunWarning{folder->run_id(), Clock::now(), message});

@@ -50,6 +50,7 @@ struct SourceConfig {
   std::optional<Launcher> launcher;  // launcher = "mpirun"
   std::optional<Network> network;    // network = "isolated"
   std::optional<bool> private_tmpdir;  // tmpdir = "private"
+  std::optional<bool> worker_isolation;  // isolation = "worker" (pytest sources)
   // A binary or pytest path that finds no test is an error unless this says
   // it may happen.
   bool allow_empty = false;

@@ -24,7 +24,8 @@ const std::vector<std::string>& KnownKeys::source() {
   static const std::vector<std::string> keys{"kind", "paths", "args", "env",
                                              "cwd", "python", "mode", "launcher",
                                              "allow-empty", "fork-exit", "exclude",
-                                             "list-timeout", "network", "tmpdir"};
+                                             "list-timeout", "network", "tmpdir",
+                                             "isolation"};
   return keys;
 }
 const std::vector<std::string>& KnownKeys::override_table() {

@@ -57,6 +57,15 @@ std::optional<Error> read_source(const toml::table& table,
       return reader.wrong_type("mode", *node, "\"plain\" or \"fork-server\"");
     source.fork_server = *mode == "fork-server";
   }
+  if (const auto* node = table.get("isolation")) {
+    if (source.kind != SuiteKind::pytest)
+      return reader.error_at(node->source(),
+                             "key 'isolation' in [[source]] is for kind = \"pytest\" sources "
+                             "only (gtest and ctest tests run a process each)");
+    const auto worker = reader.worker_isolation(*node);
+    if (!worker) return worker.error();
+    source.worker_isolation = *worker;
+  }
   if (const auto* node = table.get("fork-exit")) {
     const auto exit = node->value<std::string>();
     if (!node->is_string() || (*exit != "fast" && *exit != "full"))

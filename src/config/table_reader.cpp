@@ -126,15 +126,9 @@ std::optional<Error> TableReader::limits(const toml::table& table, TestSettings&
     settings.watch_workers = node->value<bool>().value();
   }
   if (const auto* node = table.get("isolation")) {
-    const auto text = node->value<std::string>();
-    if (!text || (*text != "test" && *text != "worker"))
-      return text ? error_at(node->source(),
-                             fmt::format("key 'isolation'{} is \"{}\"; write \"test\" (a process "
-                                         "per test) or \"worker\" (processes that run test "
-                                         "after test)",
-                                         context_, *text))
-                  : wrong_type("isolation", *node, "\"test\" or \"worker\"");
-    settings.worker_isolation = *text == "worker";
+    const auto worker = worker_isolation(*node);
+    if (!worker) return worker.error();
+    settings.worker_isolation = *worker;
   }
   if (const auto* node = table.get("max-processes")) {
     const auto count = integer("max-processes", *node, 1, 4194304);
@@ -201,6 +195,17 @@ std::optional<Error> TableReader::containment(const toml::table& table,
     private_tmpdir = *name == "private";
   }
   return std::nullopt;
+}
+
+Expected<bool> TableReader::worker_isolation(const toml::node& node) const {
+  const auto text = node.value<std::string>();
+  if (!text || !node.is_string()) return wrong_type("isolation", node, "\"test\" or \"worker\"");
+  if (*text != "test" && *text != "worker")
+    return error_at(node.source(),
+                    fmt::format("key 'isolation'{} is \"{}\"; write \"test\" (a process per "
+                                "test) or \"worker\" (processes that run test after test)",
+                                context_, *text));
+  return *text == "worker";
 }
 
 Expected<Launcher> TableReader::launcher(const toml::node& node) const {

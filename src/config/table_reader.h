@@ -39,6 +39,8 @@ class TableReader {
   // default) and from an [[override]].
   std::optional<Error> limits(const toml::table& table, TestSettings& settings) const;
   Expected<Launcher> launcher(const toml::node& node) const;
+  // isolation = "test" | "worker": whether tests run in worker processes.
+  Expected<bool> worker_isolation(const toml::node& node) const;
   // network and tmpdir, which the top level, [[source]] and [[override]]
   // all take. A table that isolates the network of ranks mpirun or srun
   // starts is refused here; settings from different tables meet in the

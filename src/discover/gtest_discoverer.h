@@ -28,6 +28,7 @@ struct GtestBinary {
   std::optional<Launcher> launcher;
   std::optional<Network> network;
   std::optional<bool> private_tmpdir;
+  std::optional<bool> worker_isolation;
   bool fork_server = false;  // mode = "fork-server"
   bool fork_exit_full = false;  // fork-exit = "full"
   // How long listing it may take (list-timeout): a hung listing is killed

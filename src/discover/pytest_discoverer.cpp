@@ -61,9 +61,13 @@ Expected<DeclaredSettings> declared_settings(const Json& marker) {
         return Error{"timeout must be seconds above 0 or a duration such as \"90s\", at most "
                      "30 days"};
       declared.timeout = *timeout;
+    } else if (key == "isolation") {
+      if (!value.is_string() || (value != "test" && value != "worker"))
+        return Error{"isolation must be \"test\" (a process of its own) or \"worker\""};
+      declared.worker_isolation = value == "worker";
     } else {
-      return Error{fmt::format("unknown argument '{}'; known: ranks, devices, exclusive, timeout",
-                               key)};
+      return Error{fmt::format(
+          "unknown argument '{}'; known: ranks, devices, exclusive, timeout, isolation", key)};
     }
   }
   return declared;

@@ -17,6 +17,7 @@ void copy_source_settings(const From& from, To& to) {
   to.launcher = from.launcher;
   to.network = from.network;
   to.private_tmpdir = from.private_tmpdir;
+  to.worker_isolation = from.worker_isolation;
   to.fork_server = from.fork_server;
   to.fork_exit_full = from.fork_exit_full;
 }

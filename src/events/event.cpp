@@ -166,7 +166,8 @@ OrderedJson to_json(const Event& event) {
                        OrderedJson ids = OrderedJson::array();
                        for (const auto& id : e.network_isolated) ids.push_back(utf8(id));
                        return ids;
-                     }()}};
+                     }()},
+                    {"in_workers", e.in_workers}};
           },
           [](const RunWarning& e) -> OrderedJson {
             return {{"run_id", e.run_id}, {"time", format_time(e.time)},

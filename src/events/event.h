@@ -50,6 +50,9 @@ struct RunStarted {
   // Ids of the planned tests that run in a network namespace of their own
   // (network = "isolated"); the others use the host's network.
   std::vector<std::string> network_isolated;
+  // How many planned tests may run in worker processes (isolation =
+  // "worker"); the others each get processes of their own.
+  std::size_t in_workers = 0;
 };
 
 // Where a started test ran: what it held from the resource pool.

@@ -148,7 +148,8 @@ std::optional<Event> event_from_json(const nlohmann::json& json) {
                           for (const auto& id : json["network_isolated"])
                             if (id.is_string()) ids.push_back(id.get<std::string>());
                         return ids;
-                      }()};
+                      }(),
+                      static_cast<std::size_t>(number(json, "in_workers"))};
   }
   if (kind == "test-started") {
     return TestStarted{run_id, time, test_of(json.value("test", Json())),

@@ -47,17 +47,11 @@ ProcessTestRunner::Worker::~Worker() {
   if (replies >= 0) ::close(replies);
 }
 
-// Which tests run in a worker: pytest tests forked from a fork server,
-// with one rank, no audit (ptrace follows one process's tests), on the
-// host's network (a namespace is joined once per process), asked for.
+// Which tests run in a worker: those that may (select::may_run_in_worker),
+// forked (not a fresh process's attempt), their output captured.
 bool ProcessTestRunner::runs_in_worker(const RunningTest& running) const {
-  const auto& test = *running.test;
-  const auto& settings = *test.settings;
-  return settings.worker_isolation && test.test->source->kind == SuiteKind::pytest &&
-         test.test->source->fork_server && running.ranks.size() == 1 && !settings.ranked &&
-         !settings.audit_children && settings.network == Network::host &&
-         settings.launcher == Launcher::local && options_.capture_output &&
-         !running.assignment.fresh_process && !test.fresh_process;
+  return select::may_run_in_worker(*running.test) && running.ranks.size() == 1 &&
+         options_.capture_output && !running.assignment.fresh_process;
 }
 
 // An idle worker of the test's fork server with the test's limits, if any.

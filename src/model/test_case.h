@@ -45,6 +45,8 @@ struct DeclaredSettings {
   // pytest-rerunfailures' reruns (its flaky mark), as ranktest's retries.
   std::optional<int> retries;
   std::optional<std::chrono::milliseconds> retry_delay;
+  // @pytest.mark.ranktest(isolation="test"): true for "worker".
+  std::optional<bool> worker_isolation;
 };
 
 // How a CTest test's exit is judged (CTest's own properties): exit code 0
@@ -93,6 +95,7 @@ struct TestSource {
   // entries win.
   std::optional<Network> network;
   std::optional<bool> private_tmpdir;
+  std::optional<bool> worker_isolation;  // pytest sources: isolation = "worker"
 };
 
 // What only some tests have: parameters (gtest), pytest's own fields, a

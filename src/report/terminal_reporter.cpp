@@ -186,7 +186,15 @@ std::string TerminalReporter::label(Outcome outcome) const {
 
 void TerminalReporter::on(const events::RunStarted& event) {
   flaky_fails_ = event.flaky_fails;
+  // Which isolation runs: a process per test, or worker processes that run
+  // test after test (isolation = "worker").
   std::string extra;
+  if (event.in_workers == event.tests_to_run && event.tests_to_run > 0)
+    extra += ", in worker processes";
+  else if (event.in_workers > 0)
+    extra += fmt::format(", {} in worker processes", event.in_workers);
+  else if (event.tests_to_run > 0)
+    extra += ", a process each";
   if (event.tests_to_skip) extra += fmt::format(", {} skipped", event.tests_to_skip);
   if (event.filtered_out) extra += fmt::format(", {} filtered out", event.filtered_out);
   if (!options_.replay_title.empty()) {

@@ -60,9 +60,11 @@ ResolvedSettings resolve_settings(const config::Config& config,
   take(chosen.labels, declared.labels);
   if (!chosen.timeout && declared.timeout) chosen.timeout = *declared.timeout;
   take(chosen.retries, declared.retries);
+  take(chosen.worker_isolation, declared.worker_isolation);
   if (!chosen.retry_delay && declared.retry_delay) chosen.retry_delay = *declared.retry_delay;
   take(chosen.audit_children, config.defaults.audit_children);
   take(chosen.watch_workers, config.defaults.watch_workers);
+  take(chosen.worker_isolation, test.source->worker_isolation);  // the source's
   take(chosen.worker_isolation, config.defaults.worker_isolation);
   take(chosen.max_processes, config.defaults.max_processes);
   take(chosen.max_memory, config.defaults.max_memory);
@@ -87,7 +89,14 @@ ResolvedSettings resolve_settings(const config::Config& config,
   settings.leak_is_failure = chosen.leak_is_failure.value_or(true);
   settings.audit_children = chosen.audit_children.value_or(false);
   settings.watch_workers = chosen.watch_workers.value_or(true);
-  settings.worker_isolation = chosen.worker_isolation.value_or(false);
+  // Unless asked otherwise, a pytest test runs in a worker process that
+  // runs test after test while each passes (xdist's speed on suites of
+  // quick tests: docs/benchmarks.md), unless it holds devices: a device's
+  // state (CUDA initialised) must not carry over to the next test. Tests
+  // with ranks, an audit, a network namespace or a launcher always get
+  // processes of their own (the runner's runs_in_worker).
+  settings.worker_isolation = chosen.worker_isolation.value_or(
+      test.source->kind == SuiteKind::pytest && settings.devices.empty());
   settings.max_processes = chosen.max_processes;
   settings.max_memory = chosen.max_memory;
   settings.retries = chosen.retries.value_or(0);
@@ -235,6 +244,14 @@ void order_longest_first(std::vector<PlannedTest>& tests,
   std::stable_sort(tests.begin(), tests.end(), [&](const auto& a, const auto& b) {
     return key(a) > key(b);
   });
+}
+
+bool may_run_in_worker(const PlannedTest& test) {
+  const auto& settings = *test.settings;
+  return settings.worker_isolation && test.test->source->kind == SuiteKind::pytest &&
+         test.test->source->fork_server && settings.ranks == 1 && !settings.ranked &&
+         !settings.audit_children && settings.network == Network::host &&
+         settings.launcher == Launcher::local && !test.fresh_process;
 }
 
 }  // namespace ranktest::select

@@ -83,6 +83,12 @@ struct PlannedTest {
   bool fresh_process = false;
 };
 
+// Whether a test may run in a worker process (isolation = "worker") with
+// the processes it needs: one rank, none started for it by a launcher, no
+// audit (ptrace follows one process's tests), the host's network (a
+// namespace is joined once per process), a pytest source's fork server.
+bool may_run_in_worker(const PlannedTest& test);
+
 struct NotRunnable {
   const TestCase* test = nullptr;
   std::string reason;  // "needs 8 tpu, inventory has 4"
