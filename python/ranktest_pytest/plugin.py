@@ -938,6 +938,30 @@ def _run_item(item):
     return bool(_failed_reports)
 
 
+def _run_before(request, items):
+    """Narrowing down an order-dependent failure: tests that ran before it
+    in its worker run first in this new worker, in their order, each as a
+    worker runs it, their output in this test's log and their outcomes
+    nobody's (no result file, no watch of their workers)."""
+    before = request.get("before") or []
+    if not before:
+        return
+    print("ranktest: running %d test%s first, as its worker ran them before it failed"
+          % (len(before), "" if len(before) == 1 else "s"))
+    quiet = dict(request)
+    quiet["env"] = {name: value for name, value in request.get("env", {}).items()
+                    if name not in ("RANKTEST_RESULT_FILE", "RANKTEST_WORKER_EXITS")}
+    for nodeid in before:
+        earlier = items.get(nodeid)
+        if earlier is None:
+            print("ranktest: %s is not in this collection" % nodeid)
+            continue
+        _enter_test(earlier, quiet)
+        _run_item(earlier)
+    print("ranktest: now the test")
+    sys.stdout.flush()
+
+
 def _serve_tests(item, request, items, worker):
     """A worker process: runs its first test, says it passed on the
     replies FIFO, and runs the next test the runner writes on the requests
@@ -946,6 +970,7 @@ def _serve_tests(item, request, items, worker):
     with it. Each test gets its own log, environment and result file."""
     replies = open(worker["replies"], "w", buffering=1)
     requests = open(worker["requests"], "r")
+    _run_before(request, items)
     while True:
         _enter_test(item, request)
         if _run_item(item):

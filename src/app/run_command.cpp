@@ -77,7 +77,7 @@ class RunRecorder final : public schedule::ScheduleObserver {
                      const schedule::Finished& finished) override {
     record(*test.test, finished.assignment.attempt,
            placement_of(finished.assignment.grant), finished.result, finished.retrying,
-           finished.fork_only, finished.forked);
+           finished.fork_only, finished.forked, finished.retry_note);
   }
   void test_slow(const select::PlannedTest& test,
                  const schedule::SlowNotice& notice) override {
@@ -112,10 +112,10 @@ class RunRecorder final : public schedule::ScheduleObserver {
  private:
   void record(const TestCase& test, int attempt, events::Placement placement,
               const TestResult& result, bool retrying = false, bool fork_only = false,
-              bool forked = false) {
+              bool forked = false, std::string retry_note = {}) {
     const events::TestFinished event{run_id_,   Clock::now(), info_of(test), attempt,
                                      std::move(placement), result, retrying, fork_only,
-                                     forked};
+                                     forked, std::move(retry_note)};
     counts_.add(event, flaky_fails_);
     dispatcher_.dispatch(event);
   }
@@ -352,6 +352,7 @@ int run_command(const CommandLine& cli) {
                                                                        config.port_first + 1))));
     schedule::ScheduleOptions options;
     options.fail_fast = config.fail_fast;
+    options.bisect = config.bisect;
     options.order = select::run_order(plan);
     schedule = schedule::run_schedule(plan.to_run, options, resources, runner, recorder);
   }

@@ -137,6 +137,9 @@ struct Config {
   Duration list_timeout = std::chrono::minutes(2);
   std::uint64_t max_output = 100ull << 20;  // bytes kept of each log; 0: all
   bool fail_fast = false;
+  // isolation = "worker": narrow an order-dependent failure down to the
+  // earlier test that causes it (bisect = false: only label it).
+  bool bisect = true;
   std::filesystem::path state_dir = ".ranktest";
   std::optional<std::filesystem::path> junit;
   std::optional<std::filesystem::path> html;  // the HTML report

@@ -15,7 +15,7 @@ const std::vector<std::string>& KnownKeys::top_level() {
   static const std::vector<std::string> keys{
       "jobs",  "timeout", "start-timeout", "slow", "grace-period", "list-timeout", "fail-fast", "state-dir",
       "junit", "html", "history", "max-output", "devices", "port-range", "suspicious-output", "audit-children",
-      "watch-workers", "isolation",
+      "watch-workers", "isolation", "bisect",
       "max-processes", "max-memory", "retries", "retry-delay", "flaky", "launcher", "nodes",
       "network", "network-fallback", "tmpdir", "source", "override", "hint", "mpirun", "slurm"};
   return keys;

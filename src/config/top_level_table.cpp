@@ -68,6 +68,10 @@ std::optional<Error> read_top_level(const toml::table& table,
       *target = *value;
     }
   }
+  if (const auto* node = table.get("bisect")) {
+    if (!node->is_boolean()) return reader.wrong_type("bisect", *node, "true or false");
+    config.bisect = node->value<bool>().value();
+  }
   if (const auto* node = table.get("fail-fast")) {
     if (!node->is_boolean()) return reader.wrong_type("fail-fast", *node, "true or false");
     config.fail_fast = node->value<bool>().value();

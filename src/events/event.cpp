@@ -197,6 +197,7 @@ OrderedJson to_json(const Event& event) {
                     {"flaky", is_flaky(e)},
                     {"fork_only", e.fork_only},
                     {"forked", e.forked},
+                    {"retry_note", utf8(e.retry_note)},
                     {"result", result_json(e.result)}};
           },
           [](const RunFinished& e) -> OrderedJson {

@@ -105,6 +105,9 @@ struct TestFinished {
   bool fork_only = false;
   // A fork server forked this attempt's process(es) (mode = "fork-server").
   bool forked = false;
+  // With retrying: why it runs again, where that is not a retry or a
+  // forked failure's fresh run (narrowing down an order-dependent failure).
+  std::string retry_note = {};
 };
 
 // The test failed, then passed on a retry (the last attempt passed).

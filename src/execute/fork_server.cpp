@@ -156,6 +156,7 @@ std::string fork_message(const FrameworkAdapter& adapter, const ForkRequest& req
   if (!request.worker_requests.empty())
     message["worker"] = Json{{"requests", request.worker_requests.string()},
                              {"replies", request.worker_replies.string()}};
+  if (!request.before.empty()) message["before"] = request.before;
   adapter.add_fork_request(*request.test, request.argv, request.environment, request.full_exit,
                            message);
   return message.dump(-1, ' ', true, Json::error_handler_t::replace) + "\n";

@@ -43,6 +43,9 @@ struct ForkRequest {
   // next tests from and says each passed on; empty: it runs this one test.
   std::filesystem::path worker_requests;
   std::filesystem::path worker_replies;
+  // A new worker's tests to run before this one, unreported (narrowing
+  // down an order-dependent failure: Assignment::run_first).
+  std::vector<std::string> before = {};
 };
 
 // The request as the server (or a worker, for its next test) reads it: one

@@ -282,6 +282,7 @@ bool ProcessTestRunner::spawn_from(RunningTest& running) {
                        running.network ? running.network->user_path() : std::string(),
                        {},
                        {}};
+      if (in_worker) fork.before = running.assignment.run_first;
       if (in_worker && !prepare_worker(running, fork)) {
         fork.worker_requests.clear();  // forked alone, as isolation = "test"
         fork.worker_replies.clear();

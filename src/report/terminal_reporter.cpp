@@ -240,6 +240,15 @@ void TerminalReporter::on(const events::TestFinished& event) {
   if (event.retrying) {
     // Not the verdict yet, but why it failed is what makes a test flaky.
     if (options_.status_level < StatusLevel::fail) return;
+    if (!event.retry_note.empty()) {
+      // Narrowing down an order-dependent failure (scheduler.cpp).
+      fmt::print(out_, "{} [{}] {} (attempt {} {})\n", label("RETRY", Tone::notice), time, id,
+                 event.attempt, shown(event.retry_note));
+      // A forked failure's details stay in its log, as below.
+      if (event.forked && is_failure(result.outcome))
+        fmt::print(out_, "{}log: {}\n", kIndent, shown(display_path(result.log_path)));
+      return;
+    }
     if (!is_failure(result.outcome)) {
       // Passed as a fresh process after failing forked (scheduler.cpp).
       fmt::print(out_, "{} [{}] {} (attempt {} {} as a fresh process; runs forked once more to "

@@ -12,20 +12,28 @@
 namespace ranktest::schedule {
 namespace {
 
+// Names, the last `most` of them, "…" for the others.
+std::string last_names(const std::vector<std::string>& names, std::size_t most = 5) {
+  std::string text = names.size() > most ? "…" : "";
+  for (std::size_t i = names.size() > most ? names.size() - most : 0; i < names.size(); ++i)
+    text += (text.empty() ? "" : ", ") + names[i];
+  return text;
+}
+
 // A failure in a worker process after other tests, where alone the test
 // passes: failed, as pytest in one process would fail it, saying after
-// which tests (the last five).
-TestResult order_dependent_failure(TestResult failure, const std::vector<std::string>& before) {
-  std::string names;
-  for (std::size_t i = before.size() > 5 ? before.size() - 5 : 0; i < before.size(); ++i)
-    names += (names.empty() ? "" : ", ") + before[i];
+// which tests (the last five), and what narrowing them down found.
+TestResult order_dependent_failure(TestResult failure, const std::vector<std::string>& before,
+                                   const std::string& found = {}) {
   failure.reason = fmt::format(
-      "order-dependent: failed in a worker process after {} other test{} ({}{}), passed alone "
+      "order-dependent: {}{}failed in a worker process after {} other test{} ({}), passed alone "
       "as a fresh process{}{}",
-      before.size(), before.size() == 1 ? "" : "s", before.size() > 5 ? "…, " : "", names,
-      failure.reason.empty() ? "" : "; ", failure.reason);
+      found, found.empty() ? "" : "; ", before.size(), before.size() == 1 ? "" : "s",
+      last_names(before), failure.reason.empty() ? "" : "; ", failure.reason);
   return failure;
 }
+
+std::string tests_count(std::size_t n) { return fmt::format("{} test{}", n, n == 1 ? "" : "s"); }
 
 }  // namespace
 
@@ -60,17 +68,45 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
   // one (it passes: flaky, as in plain mode; with no retries the first
   // failure stands). A test whose fresh process fails too is failing: its
   // retries, if any, are fresh processes.
+  // isolation = "worker": a test that failed after other tests of its
+  // worker, then passed fresh and as a new worker's first test, is run
+  // again after those tests (bisect): passing there, its failure was
+  // flaky; failing, it is order-dependent, and runs after halves of them
+  // until one test is left that makes it fail (or no half alone does, or
+  // the bound is reached).
   struct ForkDiagnosis {
-    enum class Stage { fresh, recheck, settled } stage = Stage::fresh;
+    enum class Stage { fresh, recheck, bisect, settled } stage = Stage::fresh;
     TestResult forked_failure;  // the attempt that failed forked
     TestResult fresh_pass;      // the fresh attempt that passed
     // isolation = "worker": the tests its worker ran before the failure.
     std::vector<std::string> ran_before;
+    // Stage::bisect: the earlier tests still suspected (in the order they
+    // ran), the share the next run puts before it, whether that is the
+    // second half, whether all of them made it fail again, runs, since.
+    std::vector<std::string> suspects = {};
+    std::vector<std::string> trying = {};
+    bool second_half = false;
+    bool replayed = false;
+    int runs = 0;
+    std::chrono::steady_clock::time_point since = {};
   };
   std::map<std::size_t, ForkDiagnosis> diagnosis;
   const auto runs_fresh = [&](std::size_t index) {
     const auto it = diagnosis.find(index);
-    return it != diagnosis.end() && it->second.stage != ForkDiagnosis::Stage::recheck;
+    return it != diagnosis.end() && it->second.stage != ForkDiagnosis::Stage::recheck &&
+           it->second.stage != ForkDiagnosis::Stage::bisect;
+  };
+  // Test ids to the names a worker finds its tests by (pytest node ids).
+  std::map<std::string, std::string> name_of_id;
+  const auto names_of = [&](const std::vector<std::string>& ids) {
+    if (name_of_id.empty())
+      for (const auto& test : plan) name_of_id[test.test->id] = test.test->name;
+    std::vector<std::string> names;
+    for (const auto& id : ids) {
+      const auto found = name_of_id.find(id);
+      names.push_back(found == name_of_id.end() ? id : found->second);
+    }
+    return names;
   };
   std::list<Retry> retries;
   std::size_t running = 0;
@@ -171,10 +207,17 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
     }
     for (const auto& lock : test.test->detail().resource_locks) held_locks.insert(lock);
     const auto diagnosed = diagnosis.find(index);
-    const Assignment assignment{index, attempt, std::move(*grant), runs_fresh(index),
-                                diagnosed != diagnosis.end() &&
-                                    diagnosed->second.stage == ForkDiagnosis::Stage::recheck &&
-                                    !diagnosed->second.ran_before.empty()};
+    const bool bisecting =
+        diagnosed != diagnosis.end() && diagnosed->second.stage == ForkDiagnosis::Stage::bisect;
+    const Assignment assignment{index,
+                                attempt,
+                                std::move(*grant),
+                                runs_fresh(index),
+                                bisecting || (diagnosed != diagnosis.end() &&
+                                              diagnosed->second.stage == ForkDiagnosis::Stage::recheck &&
+                                              !diagnosed->second.ran_before.empty()),
+                                bisecting ? names_of(diagnosed->second.trying)
+                                          : std::vector<std::string>{}};
     ++running;
     exclusive_running = test.settings->exclusive;
     observer.test_started(test, assignment);
@@ -268,11 +311,93 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
       if (failed && finished.forked && found == diagnosis.end() && going_on) {
         diagnosis[index] = ForkDiagnosis{Stage::fresh, finished.result, {}, finished.ran_before};
         diagnose = true;
+        if (!finished.ran_before.empty())
+          finished.retry_note = fmt::format(
+              "{} in a worker process after {} other test{}; runs again as a fresh process",
+              to_string(finished.result.outcome), finished.ran_before.size(),
+              finished.ran_before.size() == 1 ? "" : "s");
       } else if (found != diagnosis.end() && found->second.stage == Stage::fresh && !failed &&
                  finished.assignment.fresh_process && going_on) {
         found->second.stage = Stage::recheck;
         found->second.fresh_pass = finished.result;
         diagnose = true;
+        if (!found->second.ran_before.empty())
+          finished.retry_note =
+              "passed as a fresh process; runs again as a new worker's first test, to tell a "
+              "failure that comes with forking from one that comes with the tests before it";
+      } else if (found != diagnosis.end() && found->second.stage == Stage::recheck &&
+                 !failed && !found->second.ran_before.empty() && options.bisect && going_on) {
+        // Passes alone: replayed after the tests its worker ran before it.
+        auto& d = found->second;
+        d.stage = Stage::bisect;
+        d.suspects = d.ran_before;
+        d.trying = d.suspects;
+        d.since = std::chrono::steady_clock::now();
+        finished.retry_note = fmt::format(
+            "passed as a new worker's first test; runs again after the {} its worker ran before it",
+            tests_count(d.suspects.size()));
+        diagnose = true;
+      } else if (found != diagnosis.end() && found->second.stage == Stage::bisect) {
+        auto& d = found->second;
+        ++d.runs;
+        const std::size_t ran = d.trying.size();
+        std::optional<std::string> found_out;  // what narrowing down found, once it ends
+        const auto narrow = [&] {
+          if (d.suspects.size() == 1) {
+            found_out = fmt::format("{} makes it fail (it fails after that test alone)",
+                                    d.suspects.front());
+            return;
+          }
+          d.trying.assign(d.suspects.begin(), d.suspects.begin() + d.suspects.size() / 2);
+          d.second_half = false;
+        };
+        if (!d.replayed && !failed) {
+          // Passed after the same tests: not their doing, a flaky failure.
+          d.stage = Stage::settled;
+          if (test.settings->retries == 0) {
+            finished.result = d.forked_failure;
+            finished.result.reason = fmt::format(
+                "{}{}failed in a worker process after {}, then passed alone and after those "
+                "same tests again: a flaky failure, and retries = 0",
+                finished.result.reason, finished.result.reason.empty() ? "" : "; ",
+                tests_count(d.ran_before.size()));
+          }
+        } else if (!d.replayed) {
+          d.replayed = true;
+          narrow();
+        } else if (failed) {
+          d.suspects = d.trying;
+          narrow();
+        } else if (!d.second_half) {
+          d.trying.assign(d.suspects.begin() + d.suspects.size() / 2, d.suspects.end());
+          d.second_half = true;
+        } else {
+          found_out = fmt::format("it fails after {} of them ({}) but after neither half alone",
+                                  tests_count(d.suspects.size()), last_names(d.suspects));
+        }
+        // Bounded: about two runs per halving, and bisect_time in all.
+        std::size_t halvings = 0;
+        for (std::size_t n = d.ran_before.size(); n > 1; n = (n + 1) / 2) ++halvings;
+        const bool bound = d.runs >= static_cast<int>(2 * halvings + 2) ||
+                           std::chrono::steady_clock::now() - d.since >= options.bisect_time ||
+                           !going_on;
+        if (d.stage == Stage::bisect && !found_out && bound)
+          found_out = fmt::format("narrowed down to {1} of them ({2}) in {0} run{3}",
+                                  d.runs, tests_count(d.suspects.size()), last_names(d.suspects),
+                                  d.runs == 1 ? "" : "s");
+        if (found_out) {
+          d.stage = Stage::settled;
+          finished.result = order_dependent_failure(d.forked_failure, d.ran_before, *found_out);
+          failed = true;
+          order_dependent = true;
+        } else if (d.stage == Stage::bisect) {
+          finished.retry_note = fmt::format(
+              "{} after {} {} its worker ran before it; runs again after {} of them",
+              failed ? "failed" : "passed",
+              ran == d.ran_before.size() ? "the" : fmt::format("{} of the", ran),
+              tests_count(d.ran_before.size()), d.trying.size());
+          diagnose = true;
+        }
       } else if (found != diagnosis.end() && found->second.stage == Stage::recheck) {
         found->second.stage = Stage::settled;
         if (!failed && !found->second.ran_before.empty()) {

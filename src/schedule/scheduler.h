@@ -26,6 +26,10 @@ struct Assignment {
   // isolation = "worker": run as the first test of a new worker, not after
   // others (the recheck of a failure that came after other tests).
   bool own_worker = false;
+  // isolation = "worker", narrowing down an order-dependent failure: the
+  // tests (pytest node ids) its new worker runs first, in this order, as
+  // they ran before its failure; their outcomes are not reported.
+  std::vector<std::string> run_first = {};
 };
 
 struct Finished {
@@ -43,6 +47,10 @@ struct Finished {
   // Set by the scheduler: this fresh attempt passed after a forked one
   // failed; the test fails only when forked.
   bool fork_only = false;
+  // Set by the scheduler with retrying: why the test runs again, where
+  // that is not a retry or a forked failure's fresh run (narrowing down an
+  // order-dependent failure).
+  std::string retry_note = {};
 };
 
 // A test still running after another `slow` period.
@@ -109,6 +117,12 @@ enum class CancelReason { none, fail_fast, run_folder_unwritable, interrupted };
 
 struct ScheduleOptions {
   bool fail_fast = false;
+  // isolation = "worker": a failure that comes only after other tests of
+  // its worker is replayed after them, then after halves of them, to name
+  // the test that makes it fail (bisect = false: only labelled).
+  bool bisect = true;
+  // At most this long per test, from its first bisecting run.
+  std::chrono::milliseconds bisect_time = std::chrono::minutes(5);
   // What must end before each test of the plan starts, and which tests can
   // never start (CTest's DEPENDS and fixtures); empty: no test waits.
   select::RunOrder order;

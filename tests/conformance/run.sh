@@ -11,13 +11,18 @@
 # SCRATCH/torch-state, whose runs/latest is the last one). WHAT: one of
 #
 #   numpy-fork   numpy's own tests (NUMPY_FOLDERS below, >= 3,000 tests),
-#                pytest in one process vs ranktest's fork server, every test
+#                pytest in one process vs ranktest's fork server, every test,
+#                in worker processes (the default isolation); a test that
+#                failed after others in a worker and passed alone is
+#                counted apart (order-dependent), not as a difference
+#   numpy-fork-test  the same with isolation = "test": a forked process per
+#                test
 #   numpy-plain  the same tests' share hash:NUMPY_PLAIN_PARTITION, ranktest
 #                plain (a fresh interpreter per test) vs the same reference
 #   torch-fork   libtorch-test's GoogleTest binaries (ATen, c10), each binary
 #                run in one process vs ranktest's gtest fork server, every test
 #   torch-plain  their share hash:TORCH_PLAIN_PARTITION, ranktest plain
-#   all          the four, references computed once
+#   all          the five, references computed once
 #
 # Prints the timing of each phase and, per workload, compare_outcomes.py's
 # count line and one "DIFF <id>: reference <x>, ranktest <y> (<reason>)" per
@@ -27,7 +32,7 @@
 set -u -o pipefail
 
 if [ $# -ne 3 ]; then
-  echo "usage: $0 RANKTEST SCRATCH numpy-fork|numpy-plain|torch-fork|torch-plain|all" >&2
+  echo "usage: $0 RANKTEST SCRATCH numpy-fork|numpy-fork-test|numpy-plain|torch-fork|torch-plain|all" >&2
   exit 2
 fi
 RANKTEST=$(readlink -f "$1")
@@ -55,7 +60,7 @@ TORCH_PLAIN_PARTITION=${TORCH_PLAIN_PARTITION:-1/24}
 COMPARE="$PYTHON $HERE/compare_outcomes.py"
 
 case $WHAT in
-  numpy-fork | numpy-plain | torch-fork | torch-plain | all) ;;
+  numpy-fork | numpy-fork-test | numpy-plain | torch-fork | torch-plain | all) ;;
   *) echo "$0: unknown workload '$WHAT'" >&2; exit 2 ;;
 esac
 if [ ! -x "$RANKTEST" ]; then
@@ -94,10 +99,11 @@ numpy_ready() {
   done
 }
 
-# pytest_toml DIR MODE: a ranktest.toml for the numpy folders.
+# pytest_toml DIR MODE [ISOLATION]: a ranktest.toml for the numpy folders.
 pytest_toml() {
   {
     echo 'timeout = "5m"'
+    [ -n "${3:-}" ] && echo "isolation = \"$3\""
     echo '[[source]]'
     echo 'kind = "pytest"'
     echo "python = \"$PYTHON\""
@@ -195,13 +201,14 @@ compare() {
   return $code
 }
 
-numpy_workload() {  # numpy-fork | numpy-plain
-  local what=$1 dir=$SCRATCH/$1 start mode partition=()
+numpy_workload() {  # numpy-fork | numpy-fork-test | numpy-plain
+  local what=$1 dir=$SCRATCH/$1 start mode partition=() isolation=
   start=$(now)
   echo "== $what"
   numpy_ready || return 0
-  if [ "$what" = numpy-fork ]; then
+  if [ "$what" != numpy-plain ]; then
     mode=fork-server
+    [ "$what" = numpy-fork-test ] && isolation=test
     numpy_reference_run || return 1
   else
     mode=plain
@@ -213,7 +220,7 @@ numpy_workload() {  # numpy-fork | numpy-plain
     fi
   fi
   rm -rf "$dir" && mkdir -p "$dir"
-  pytest_toml "$dir" "$mode"
+  pytest_toml "$dir" "$mode" "$isolation"
   ranktest_run "$dir" "$SCRATCH/numpy-state" "${partition[@]}" || return 1
   compare "$current_reference" "$run_dir" "${partition[@]}" || return 1
   phase "$what, all phases" "$start"
@@ -307,7 +314,7 @@ run_one() {
 total=$(now)
 echo "conformance: $WHAT with $RANKTEST, -j $JOBS; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ "$WHAT" = all ]; then
-  for what in numpy-fork numpy-plain torch-fork torch-plain; do run_one "$what"; done
+  for what in numpy-fork numpy-fork-test numpy-plain torch-fork torch-plain; do run_one "$what"; done
   phase "all workloads" "$total"
 else
   run_one "$WHAT"

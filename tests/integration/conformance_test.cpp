@@ -30,7 +30,7 @@ TEST_P(Conformance, EveryTestEndsAsTheFrameworkSays) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Workloads, Conformance,
-                         ::testing::Values("numpy-fork", "numpy-plain", "torch-fork",
+                         ::testing::Values("numpy-fork", "numpy-fork-test", "numpy-plain", "torch-fork",
                                            "torch-plain"),
                          [](const auto& info) {
                            std::string name;

@@ -182,8 +182,10 @@ TEST(Pytest, ATestThatFailsOnlyWhenForkedIsConfirmedFresh) {
             "    if not os.path.exists(marker):\n"
             "        open(marker, 'w').close()\n"
             "        assert False, 'the first run fails'\n");
-  // The default mode of a pytest source is the fork server.
-  dir.write("ranktest.toml", "[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+  // The default mode of a pytest source is the fork server; a process per
+  // test (worker isolation: tests/integration/worker_isolation_test.cpp).
+  dir.write("ranktest.toml", "isolation = \"test\"\n"
+                             "[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
                              "paths = [\".\"]\n");
   const auto run = run_ranktest(dir, {"run", "--junit", "junit.xml"});
   EXPECT_EQ(run.exit_code, 1) << run.out << run.err;

@@ -104,17 +104,97 @@ TEST(WorkerIsolation, AnOrderDependentFailureFailsNamingTheTestBefore) {
   const auto& b = finished.at("test_order_dependent.py::test_b_depends_on_the_global")["result"];
   EXPECT_EQ(b["outcome"], "failed") << b.dump(2);
   const auto reason = b["reason"].get<std::string>();
-  EXPECT_EQ(reason.rfind("order-dependent: failed in a worker process after 1 other test "
-                         "(test_order_dependent.py::test_a_changes_a_global), passed alone",
+  // Replayed after A alone, it fails again: A is named as its cause.
+  EXPECT_EQ(reason.rfind("order-dependent: test_order_dependent.py::test_a_changes_a_global makes "
+                         "it fail (it fails after that test alone); failed in a worker process "
+                         "after 1 other test (test_order_dependent.py::test_a_changes_a_global), "
+                         "passed alone",
                          0),
             0u)
       << reason;
   EXPECT_EQ(run.last_out_line(), "ranktest: 1 passed, 1 failed, 0 skipped") << run.out;
-  // isolation = "test" (the default): each test forked alone, both pass.
+  // bisect = false: labelled, not narrowed down.
   dir.write("ranktest.toml",
-            "jobs = 1\n[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+            "jobs = 1\nisolation = \"worker\"\nbisect = false\n[[source]]\nkind = \"pytest\"\n"
+            "python = \"/usr/bin/python3\"\n"
+            "paths = [\"" RANKTEST_SOURCE_DIR "/tests/python_workers/test_order_dependent.py\"]\n");
+  std::filesystem::remove_all(dir.path() / ".ranktest");  // B would run first: it failed last
+  const auto unnarrowed = run_ranktest(dir, {"run"}).finished();
+  EXPECT_EQ(unnarrowed.at("test_order_dependent.py::test_b_depends_on_the_global")["result"]
+                      ["reason"]
+                          .get<std::string>()
+                          .rfind("order-dependent: failed in a worker process after 1 other test "
+                                 "(test_order_dependent.py::test_a_changes_a_global), passed alone",
+                                 0),
+            0u);
+  // isolation = "test": each test forked alone, both pass.
+  dir.write("ranktest.toml",
+            "jobs = 1\nisolation = \"test\"\n[[source]]\nkind = \"pytest\"\n"
+            "python = \"/usr/bin/python3\"\n"
             "paths = [\"" RANKTEST_SOURCE_DIR "/tests/python_workers/test_order_dependent.py\"]\n");
   EXPECT_EQ(run_ranktest(dir, {"run"}).last_out_line(), "ranktest: 2 passed, 0 failed, 0 skipped");
+}
+
+// Ten tests ran before the failing one in its worker; replayed after them
+// it fails again, then after halves of them, until the one that changes
+// the module it reads is left: named as its cause, within the bound of
+// runs, each run saying why it runs again.
+TEST(WorkerIsolation, NarrowingDownNamesTheEarlierTestThatMakesItFail) {
+  Workdir dir;
+  dir.write("ranktest.toml",
+            "jobs = 1\n[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+            "paths = [\"" RANKTEST_SOURCE_DIR
+            "/tests/python_workers/test_polluter_among_many.py\"]\n");
+  const auto run = run_ranktest(dir, {"run"});
+  EXPECT_EQ(run.last_out_line(), "ranktest: 10 passed, 1 failed, 0 skipped") << run.out;
+  const auto finished = run.finished();
+  const auto& last = finished.at("test_polluter_among_many.py::test_reads_the_settings");
+  const auto reason = last["result"]["reason"].get<std::string>();
+  EXPECT_EQ(reason.rfind("order-dependent: test_polluter_among_many.py::test_earlier[6] makes it "
+                         "fail",
+                         0),
+            0u)
+      << reason;
+  // The worker failure's own log and failure are what it reports.
+  EXPECT_NE(last["result"]["failures"].dump().find("a test before it changed the settings"),
+            std::string::npos)
+      << last.dump(2);
+  // Fresh, new worker, all ten again, then halving: 10 -> 5 -> ... -> 1.
+  int narrowing = 0;
+  for (const auto& event : run.events())
+    if (event.value("event", "") == "test-finished" &&
+        event["test"]["id"] == "test_polluter_among_many.py::test_reads_the_settings" &&
+        event["retrying"] == true) {
+      EXPECT_FALSE(event["retry_note"].get<std::string>().empty()) << event.dump(2);
+      ++narrowing;
+    }
+  EXPECT_GE(narrowing, 5);
+  EXPECT_LE(narrowing, 2 + 2 * 4 + 2);
+  EXPECT_NE(run.out.find("runs again after the 10 tests its worker ran before it"),
+            std::string::npos)
+      << run.out;
+}
+
+// A test that fails once whatever ran before it: after other tests in a
+// worker it fails, then passes alone, and passes again after those same
+// tests: not their doing, a flaky failure (retries = 0: it stands), never
+// called order-dependent.
+TEST(WorkerIsolation, AFailureTheEarlierTestsDoNotCauseIsFlaky) {
+  Workdir dir;
+  std::filesystem::create_directories(dir.path() / "markers");
+  dir.write("ranktest.toml",
+            "jobs = 1\n[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+            "paths = [\"" RANKTEST_SOURCE_DIR "/tests/python_workers/test_flaky_in_a_worker.py\"]\n"
+            "env = { RANKTEST_FLAKY_MARKER_DIR = \"" + (dir.path() / "markers").string() + "\" }\n");
+  const auto run = run_ranktest(dir, {"run"});
+  EXPECT_EQ(run.last_out_line(), "ranktest: 2 passed, 1 failed, 0 skipped") << run.out;
+  const auto finished = run.finished();
+  const auto& flaky = finished.at("test_flaky_in_a_worker.py::test_fails_the_first_time")["result"];
+  const auto reason = flaky["reason"].get<std::string>();
+  EXPECT_EQ(reason.find("order-dependent"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("passed alone and after those same tests again: a flaky failure"),
+            std::string::npos)
+      << reason;
 }
 
 TEST(WorkerIsolation, EachTestStartsInItsOwnFolder) {

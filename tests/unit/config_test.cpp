@@ -203,7 +203,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "ranktest.toml:1:1: unknown key 'jobz'; known keys are: jobs, "
                   "timeout, start-timeout, slow, grace-period, list-timeout, fail-fast, state-dir, junit, "
                   "html, history, max-output, devices, port-range, suspicious-output, audit-children, "
-                  "watch-workers, isolation, "
+                  "watch-workers, isolation, bisect, "
                   "max-processes, max-memory, retries, retry-delay, flaky, launcher, nodes, "
                   "network, network-fallback, tmpdir, source, override, hint, mpirun, slurm (see "
                   "docs/configuration.md)"},

@@ -4,6 +4,7 @@
 #include "process/port_probe.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -348,13 +349,68 @@ TEST(Scheduler, AFailureAfterOtherTestsOfItsWorkerIsOrderDependent) {
   } ends;
   InWorkers runner(plan, {}, 5);
   auto pool = make_pool(1);
-  run_schedule(plan, {}, pool, runner, ends);
+  ScheduleOptions labelled_only;
+  labelled_only.bisect = false;
+  run_schedule(plan, labelled_only, pool, runner, ends);
   using Seen = std::vector<std::string>;
   EXPECT_EQ(ends.seen["T.0"], (Seen{"1 failed", "2 fresh passed", "3 own-worker failed"}));
   EXPECT_EQ(ends.reasons["T.0"],
             "order-dependent: failed in a worker process after 2 other tests (earlier::A, "
             "earlier::B), passed alone as a fresh process; assert failed");
   EXPECT_EQ(ends.seen["T.1"], (Seen{"1 failed", "2 fresh passed", "3 own-worker passed"}));
+}
+
+// Narrowing down: T.0 fails in a worker after A, B, C and D, and whenever
+// C ran before it. Replayed after all four, then after halves: [A, B]
+// passes, [C, D] fails, [C] fails: C is named. Each narrowing run says why
+// it runs again; none counts against retries.
+TEST(Scheduler, AnOrderDependentFailureIsNarrowedDownToTheTestThatCausesIt) {
+  auto plan = make_plan(1);
+  class InWorkers : public FakeRunner {
+   public:
+    using FakeRunner::FakeRunner;
+    RunnerWakeup wait(std::optional<std::chrono::steady_clock::time_point> wake_by) override {
+      auto wakeup = FakeRunner::wait(wake_by);
+      for (auto& finished : wakeup.finished) {
+        const auto& a = finished.assignment;
+        finished.forked = !a.fresh_process;
+        if (finished.forked && !a.own_worker)
+          finished.ran_before = {"earlier::A", "earlier::B", "earlier::C", "earlier::D"};
+        const auto& before = a.own_worker ? a.run_first : finished.ran_before;
+        const bool fails = std::find(before.begin(), before.end(), "earlier::C") != before.end();
+        finished.result.outcome = fails ? Outcome::failed : Outcome::passed;
+        finished.result.reason = fails ? "assert failed" : "";
+        firsts.push_back(fmt::format("{}", fmt::join(a.run_first, " ")));
+      }
+      return wakeup;
+    }
+    std::vector<std::string> firsts;
+  };
+  struct Ends : ScheduleObserver {
+    void test_started(const select::PlannedTest&, const Assignment&) override {}
+    void test_finished(const select::PlannedTest&, const Finished& finished) override {
+      if (finished.retrying) notes.push_back(finished.retry_note);
+      else reason = finished.result.reason;
+    }
+    void test_not_run(const select::PlannedTest&, const std::string&) override {}
+    void test_slow(const select::PlannedTest&, const SlowNotice&) override {}
+    std::vector<std::string> notes;
+    std::string reason;
+  } ends;
+  InWorkers runner(plan, {}, 5);
+  auto pool = make_pool(1);
+  run_schedule(plan, {}, pool, runner, ends);
+  using Seen = std::vector<std::string>;
+  EXPECT_EQ(runner.firsts, (Seen{"", "", "", "earlier::A earlier::B earlier::C earlier::D",
+                                 "earlier::A earlier::B", "earlier::C earlier::D", "earlier::C"}));
+  EXPECT_EQ(ends.reason,
+            "order-dependent: earlier::C makes it fail (it fails after that test alone); failed in "
+            "a worker process after 4 other tests (earlier::A, earlier::B, earlier::C, earlier::D), "
+            "passed alone as a fresh process; assert failed");
+  ASSERT_EQ(ends.notes.size(), 6u);
+  for (const auto& note : ends.notes) EXPECT_FALSE(note.empty());
+  EXPECT_EQ(ends.notes[3], "failed after the 4 tests its worker ran before it; runs again after 2 "
+                           "of them");
 }
 
 TEST(Scheduler, FillsEverySlotWhenTestsAreSmall) {
