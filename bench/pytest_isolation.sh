@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # 200 trivial pytest tests, each isolated in a process of its own by
-# ranktest (fork server, and plain), against pytest-xdist (`pytest -n 2`,
+# ranktest (fork server with isolation = "test", and plain), and run in
+# ranktest's worker processes (isolation = "worker", the default), against
+# pytest-xdist (`pytest -n 2`,
 # tests share two worker processes) and a shell loop starting
 # `python -m pytest <nodeid>` per test, two at a time (what scripts do), and
 # against forking a child per test with no runner (the floor of isolation
@@ -23,9 +25,11 @@ for f in $(seq 0 9); do
     printf 'def test_%d():\n    assert %d + 1 == %d\n\n' "$t" "$t" "$((t + 1))"
   done > "$work/suite/test_gen_$f.py"
 done
-for mode in fork-server plain; do
-  cat > "$work/$mode.toml" <<TOML
-state-dir = "$work/state-$mode"
+for config in fork-server:test plain:test fork-server:worker; do
+  mode=${config%:*} isolation=${config#*:}
+  cat > "$work/$mode-$isolation.toml" <<TOML
+state-dir = "$work/state-$mode-$isolation"
+isolation = "$isolation"
 [[source]]
 kind = "pytest"
 python = "$python"
@@ -52,8 +56,9 @@ measure() {  # name command...
   for _ in $(seq "$runs"); do samples+=("$(seconds "$@")"); done
   time[$name]=$(printf '%s\n' "${samples[@]}" | median)
 }
-measure ranktest_fork_server "$ranktest" run --config "$work/fork-server.toml" -j2
-measure ranktest_plain "$ranktest" run --config "$work/plain.toml" -j2
+measure ranktest_fork_server "$ranktest" run --config "$work/fork-server-test.toml" -j2
+measure ranktest_plain "$ranktest" run --config "$work/plain-test.toml" -j2
+measure ranktest_workers "$ranktest" run --config "$work/fork-server-worker.toml" -j2
 measure pytest_xdist "$python" -m pytest -n 2 -q -p no:cacheprovider "$work/suite"
 measure per_test_loop bash -c "cd '$work/suite' && xargs -P2 -I{} '$python' -m pytest -q -p no:cacheprovider {} < '$work/nodeids'"
 # What isolation costs with no runner at all (bench/pytest_fork_floor.py):
@@ -65,11 +70,13 @@ measure fork_floor floor 0
 measure fork_and_run floor 1
 
 echo "200 trivial pytest tests, 2 at a time, median of $runs runs ($(nproc) CPUs):"
-for name in ranktest_fork_server ranktest_plain pytest_xdist per_test_loop fork_floor fork_and_run; do
+for name in ranktest_fork_server ranktest_plain ranktest_workers pytest_xdist per_test_loop fork_floor fork_and_run; do
   printf '  %-22s %7.2f s   %5.2fx the fork server\n' "$name" "${time[$name]}" \
     "$(echo "${time[$name]} / ${time[ranktest_fork_server]}" | bc -l)"
 done
-printf 'fork server / xdist: %.2f (goal: <= 1.0)\n' \
+printf 'worker processes (isolation = "worker") / xdist: %.2f (goal: <= 1.0)\n' \
+  "$(echo "${time[ranktest_workers]} / ${time[pytest_xdist]}" | bc -l)"
+printf 'fork server, a process per test / xdist: %.2f\n' \
   "$(echo "${time[ranktest_fork_server]} / ${time[pytest_xdist]}" | bc -l)"
 printf 'per-test loop / fork server: %.2f (goal: >= 5)\n' \
   "$(echo "${time[per_test_loop]} / ${time[ranktest_fork_server]}" | bc -l)"

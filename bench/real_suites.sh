@@ -105,8 +105,9 @@ pytest_suite() {
   local name=$1 tests=$2 folder=$scratch/pytest-$1
   mkdir -p "$folder"
   printf '[[source]]\nkind = "pytest"\npython = "%s"\npaths = ["%s"]\n' "$python" "$tests" \
-    > "$folder/test.toml"
-  { echo 'isolation = "worker"'; cat "$folder/test.toml"; } > "$folder/worker.toml"
+    > "$folder/source.toml"
+  { echo 'isolation = "test"'; cat "$folder/source.toml"; } > "$folder/test.toml"
+  { echo 'isolation = "worker"'; cat "$folder/source.toml"; } > "$folder/worker.toml"
   "$ranktest" list --config "$folder/test.toml" >/dev/null 2>&1 || true  # collection cached
   local one xdist test worker
   read -r one one_cpu < <(timed "$python" -m pytest -q -p no:cacheprovider "$tests")
