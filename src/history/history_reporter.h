@@ -1,10 +1,23 @@
 // Writes each run's attempts to the history database as they end. History
 // serves the next runs (ordering, ETA, time partitions): a database that
 // cannot be written costs this run's history, said once, never the run.
+//
+// The writes happen on a thread of their own: SQLite may wait for another
+// process's lock (up to its busy timeout) or for the disk, and the
+// scheduler's loop, which enforces every test's timeout, must never wait
+// with it. At the run's end the reporter waits a bounded time for what is
+// queued; what is still unwritten then is said, and lost.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <deque>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
 
 #include "events/reporter.h"
 #include "history/history_db.h"
@@ -13,16 +26,40 @@ namespace ranktest::history {
 
 class HistoryReporter final : public events::Reporter {
  public:
-  HistoryReporter(std::shared_ptr<HistoryDb> db, RunContext context, std::FILE* warnings)
-      : db_(std::move(db)), context_(std::move(context)), warnings_(warnings) {}
+  // How long the run's end waits for the queued writes.
+  static constexpr std::chrono::seconds kFinishWait{10};
+
+  HistoryReporter(std::shared_ptr<HistoryDb> db, RunContext context, std::FILE* warnings,
+                  std::chrono::milliseconds finish_wait = kFinishWait);
+  ~HistoryReporter() override;
+  HistoryReporter(const HistoryReporter&) = delete;
+  HistoryReporter& operator=(const HistoryReporter&) = delete;
   std::string_view name() const override { return "history"; }
   void report(const events::Event& event) override;
 
  private:
-  void check(const Expected<Done>& done);
-  std::shared_ptr<HistoryDb> db_;
-  RunContext context_;
+  // What the reporter and its writer thread share; the writer holds it
+  // too, so a writer left behind at the end (a lock never released) never
+  // touches freed memory.
+  struct Shared {
+    std::shared_ptr<HistoryDb> db;
+    RunContext context;
+    std::mutex mutex;
+    std::condition_variable wake;     // something queued, or done
+    std::condition_variable drained;  // the queue emptied
+    std::deque<events::Event> queue;
+    bool busy = false;  // the writer holds an event out of the queue
+    bool done = false;
+    std::optional<std::string> failure;  // the first write that failed
+  };
+  static void write_queued(std::shared_ptr<Shared> shared);
+  void say_failure_once();
+
+  std::shared_ptr<Shared> shared_;
   std::FILE* warnings_;
+  std::chrono::milliseconds finish_wait_;
+  bool said_ = false;
+  std::thread writer_;
 };
 
 }  // namespace ranktest::history

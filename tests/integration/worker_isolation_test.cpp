@@ -18,12 +18,15 @@ struct WorkerRun {
   Invocation run;
   std::map<std::string, nlohmann::json> finished;
   std::map<int, int> pid_of;  // test n -> the process that ran it
+  std::string containment;    // run-started's "isolation": the cgroups used
 };
 
-WorkerRun run_sequence(const std::string& fifth, const std::string& timeout = "20s") {
+WorkerRun run_sequence(const std::string& fifth, const std::string& timeout = "20s",
+                       const std::string& more = "") {
   Workdir dir;
   dir.write("ranktest.toml",
             "timeout = \"" + timeout + "\"\ngrace-period = \"1s\"\njobs = 1\nisolation = \"worker\"\n" +
+                more +
                 "[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
                 "paths = [\"" RANKTEST_SOURCE_DIR "/tests/python_workers/test_worker_sequence.py\"]\n"
                 "env = { WORKER_FIFTH = \"" + fifth + "\", PIDS_FILE = \"" +
@@ -31,6 +34,8 @@ WorkerRun run_sequence(const std::string& fifth, const std::string& timeout = "2
   WorkerRun result;
   result.run = run_ranktest(dir, {"run"});
   for (auto& [id, event] : result.run.finished()) result.finished[id] = event;
+  const auto events = result.run.events();
+  if (!events.empty()) result.containment = events.front().value("isolation", "");
   std::istringstream pids(read_file(dir.path() / "pids"));
   for (int n, pid; pids >> n >> pid;) result.pid_of[n] = pid;
   return result;
@@ -49,7 +54,9 @@ void expect_two_workers(const WorkerRun& run) {
     if (n != 4) (n < 4 ? before : after).insert(pid);
   EXPECT_EQ(before.size(), 1u) << run.run.out;
   EXPECT_EQ(after.size(), 1u) << run.run.out;
-  if (!before.empty() && !after.empty()) EXPECT_NE(*before.begin(), *after.begin());
+  if (!before.empty() && !after.empty()) {
+    EXPECT_NE(*before.begin(), *after.begin());
+  }
 }
 
 TEST(WorkerIsolation, TenQuickTestsShareOneProcess) {
@@ -84,6 +91,20 @@ TEST(WorkerIsolation, ALeakIsTheTestsThatLeft) {
   const auto run = run_sequence("leak");
   ASSERT_EQ(run.finished.size(), 10u) << run.run.out;
   for (int n = 0; n < 10; ++n) EXPECT_EQ(outcome(run, n), n == 4 ? "leaked" : "passed") << n;
+  expect_two_workers(run);
+}
+
+// The worker's cgroup is its tests' (max-memory): the fifth test goes
+// past it, and the OOM kill is that test's, with the rest in a new worker.
+TEST(WorkerIsolation, AnOutOfMemoryKillIsTheRunningTests) {
+  const auto run = run_sequence("oom", "30s", "max-memory = \"256MiB\"\n");
+  if (run.containment.find("memory") == std::string::npos)
+    GTEST_SKIP() << "no memory controller here: " << run.containment << run.run.out;
+  ASSERT_EQ(run.finished.size(), 10u) << run.run.out;
+  for (int n = 0; n < 10; ++n) EXPECT_EQ(outcome(run, n), n == 4 ? "crashed" : "passed") << n;
+  const auto& killed = run.finished.at("test_worker_sequence.py::test_ten[4]")["result"];
+  EXPECT_NE(killed["reason"].get<std::string>().find("out of memory"), std::string::npos)
+      << killed.dump(2);
   expect_two_workers(run);
 }
 

@@ -23,6 +23,10 @@ def test_ten(n):
         time.sleep(60)
     elif what == "leak":
         subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    elif what == "oom":
+        hog = bytearray(1024 * 2**20)  # past the test's max-memory
+        for i in range(0, len(hog), 4096):
+            hog[i] = 1
     elif what == "fail":
         assert n == 5, "the fifth test fails"
 
