@@ -38,8 +38,13 @@ ForkServer* ProcessTestRunner::fork_server_for(const select::PlannedTest& test, 
 namespace {
 
 // A source's tests that fail only when forked: after this many, forking is
-// no fresh process's equivalent for that source, and the rest run fresh.
+// no fresh process's equivalent for that source, and the rest run fresh,
+// if they are at least 1 in kForkOnlyShare of its tests forked so far, or
+// one of them hung when forked (Lightning's DDP tests: each costs a whole
+// timeout before its fresh run). Two quick ones among psutil's 700 tests
+// cost two fresh runs; giving up its server cost 10x its run.
 constexpr std::size_t kForkOnlyLimit = 2;
+constexpr std::size_t kForkOnlyShare = 10;
 
 // What a server serves: a gtest binary, or a pytest source's paths (every
 // file of it shares the one server).
@@ -62,26 +67,34 @@ void ProcessTestRunner::give_up_fork_server(const TestSource& source, const std:
 
 // Once kForkOnlyLimit of a source's tests failed only when forked, forking
 // is no fresh process's equivalent for it: its later tests run fresh.
-void ProcessTestRunner::failed_only_forked(const select::PlannedTest& test) {
+void ProcessTestRunner::failed_only_forked(const select::PlannedTest& test, Outcome forked) {
   const auto& source = *test.test->source;
-  auto& ids = fork_only_[ForkServer::key(source)];
+  const auto key = ForkServer::key(source);
+  auto& ids = fork_only_[key];
   ids.push_back(test.test->id);
-  if (ids.size() == kForkOnlyLimit)
-    give_up_fork_server(source, fmt::format("{} of its tests failed only when forked ({}), "
+  if (forked == Outcome::timed_out) hung_forked_.insert(key);
+  const bool many = ids.size() * kForkOnlyShare >= forked_tests_[key];
+  if (ids.size() >= kForkOnlyLimit && (many || hung_forked_.count(key)))
+    give_up_fork_server(source, fmt::format("{} of its tests failed only when forked ({}{}), "
                                             "and passed as fresh processes",
-                                            ids.size(), fmt::join(ids, ", ")));
+                                            ids.size(), fmt::join(ids, ", "),
+                                            many ? "" : "; one hung when forked"));
 }
 
 void ProcessTestRunner::remember_fork_only(const std::vector<select::PlannedTest>& tests) {
   std::map<std::string, std::vector<const select::PlannedTest*>> by_source;
-  for (const auto& test : tests)
-    if (test.fresh_process && test.test->source->fork_server)
-      by_source[ForkServer::key(*test.test->source)].push_back(&test);
+  std::map<std::string, std::size_t> of_source;  // its tests in this run
+  for (const auto& test : tests) {
+    if (!test.test->source->fork_server) continue;
+    const auto key = ForkServer::key(*test.test->source);
+    ++of_source[key];
+    if (test.fresh_process) by_source[key].push_back(&test);
+  }
   for (const auto& [key, remembered] : by_source) {
     std::vector<std::string> ids;
     for (const auto* test : remembered) ids.push_back(test->test->id);
     const auto& source = *remembered.front()->test->source;
-    if (ids.size() >= kForkOnlyLimit) {
+    if (ids.size() >= kForkOnlyLimit && ids.size() * kForkOnlyShare >= of_source[key]) {
       give_up_fork_server(source, fmt::format("{} of its tests failed only when forked in recent "
                                               "runs ({}), and passed as fresh processes "
                                               "(history)",

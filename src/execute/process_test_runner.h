@@ -83,7 +83,7 @@ class ProcessTestRunner final : public schedule::TestRunner {
   std::optional<int> pause_until(std::chrono::steady_clock::time_point until) override;
   void stop_all() override;
   void release_kept(std::size_t test_index) override;
-  void failed_only_forked(const select::PlannedTest& test) override;
+  void failed_only_forked(const select::PlannedTest& test, Outcome forked) override;
   // Before the run: the tests that failed only when forked in recent runs
   // (PlannedTest::fresh_process, from history) run fresh; a source with
   // kForkOnlyLimit of them is not forked at all. Said once.
@@ -324,6 +324,9 @@ class ProcessTestRunner final : public schedule::TestRunner {
   // Tests that failed only when forked, by server key: past
   // kForkOnlyLimit of a source, its server is given up.
   std::map<std::string, std::vector<std::string>> fork_only_;
+  // Tests forked so far, by server key (the share of fork-only ones).
+  std::map<std::string, std::size_t> forked_tests_;
+  std::set<std::string> hung_forked_;  // a fork-only test of it timed out forked
   // Exits of orphans not (yet) known as a rank: a forked test can end
   // before the fork server's answer makes it one.
   std::map<pid_t, ProcessExit> orphan_exits_;

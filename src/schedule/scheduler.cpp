@@ -411,7 +411,7 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
           // Fails forked, twice; passes fresh: fails only when forked.
           finished.result = found->second.fresh_pass;
           finished.fork_only = true;
-          runner.failed_only_forked(test);
+          runner.failed_only_forked(test, found->second.forked_failure.outcome);
         } else if (!failed && test.settings->retries == 0) {
           // Passes forked and fresh: the first failure was flaky, and with
           // no retries it stands, as it would in plain mode.

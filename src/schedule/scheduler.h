@@ -87,7 +87,8 @@ class TestRunner {
   virtual void release_kept(std::size_t /*test_index*/) {}
   // The test failed twice when forked and passed as a fresh process
   // (Finished::fork_only): the runner may stop forking its source.
-  virtual void failed_only_forked(const select::PlannedTest& /*test*/) {}
+  // `forked` is how it ended when forked (a hang costs its whole timeout).
+  virtual void failed_only_forked(const select::PlannedTest& /*test*/, Outcome /*forked*/) {}
   // Nothing runs and a retry waits out its delay: returns at `until`, or
   // sooner with the signal when the run is interrupted meanwhile.
   virtual std::optional<int> pause_until(std::chrono::steady_clock::time_point until) {

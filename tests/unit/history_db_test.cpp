@@ -184,6 +184,7 @@ TEST_F(History, ALockTakenMidRunNeverHoldsTheRunsLoop) {
     reporter.report(events::Event{started});
     sqlite3* other = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &other), SQLITE_OK);
+    sqlite3_busy_timeout(other, 5000);  // the writer may be writing the run's start
     ASSERT_EQ(sqlite3_exec(other, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
     const auto begun = std::chrono::steady_clock::now();
     for (int i = 0; i < 20; ++i) {

@@ -270,7 +270,7 @@ TEST(Scheduler, AForkedFailureIsConfirmedInAFreshProcessThenForkedAgain) {
       }
       return wakeup;
     }
-    void failed_only_forked(const select::PlannedTest& test) override {
+    void failed_only_forked(const select::PlannedTest& test, Outcome) override {
       told_fork_only.push_back(test.test->name);
     }
     std::vector<std::string> told_fork_only;
