@@ -113,6 +113,40 @@ TEST(History, ADatabaseLockedElsewhereCostsOneBoundedWait) {
   shell("pkill -f \"" + ready.string() + "\"");
 }
 
+// A test takes history.db's lock for 4 s mid-run: the record of the test
+// that ends meanwhile waits for it on the history's own thread, so the
+// hung test's 1 s timeout still fires on time (a blocking write held the
+// loop, and every timeout with it, for as long as SQLite waited).
+TEST(History, ALockTakenMidRunDelaysNoTimeout) {
+  Workdir dir;
+  dir.write("test_lock.py",
+            "import sqlite3, time\n"
+            "def test_holds_the_history_locked():\n"
+            "    c = sqlite3.connect('.ranktest/history.db', isolation_level=None, timeout=10)\n"
+            "    c.execute('BEGIN EXCLUSIVE')\n"
+            "    time.sleep(4)\n"
+            "    c.execute('ROLLBACK')\n"
+            "def test_ends_while_it_is_locked():\n"
+            "    time.sleep(0.5)\n"
+            "def test_hangs():\n"
+            "    time.sleep(60)\n");
+  dir.write("ranktest.toml",
+            "jobs = 3\ngrace-period = \"1s\"\n[[source]]\nkind = \"pytest\"\n"
+            "python = \"/usr/bin/python3\"\npaths = [\"test_lock.py\"]\n"
+            "[[override]]\nfilter = \"*test_hangs\"\ntimeout = \"1s\"\n");
+  const auto run = run_ranktest(dir, {"run"});
+  EXPECT_EQ(run.last_out_line(), "ranktest: 2 passed, 1 failed, 0 skipped") << run.out << run.err;
+  const auto finished = run.finished();
+  const auto& hung = finished.at("test_lock.py::test_hangs")["result"];
+  EXPECT_EQ(hung["outcome"], "timed-out") << hung.dump(2);
+  // 1 s, its stacks and its grace period; not the 4 s of the lock.
+  EXPECT_LT(hung["duration_ms"].get<int>(), 3500) << hung.dump(2);
+  // The lock was let go in time: every attempt is in the history.
+  const auto shown = run_ranktest(dir, {"history"});
+  EXPECT_THAT(shown.out, HasSubstr("test_lock.py::test_ends_while_it_is_locked")) << shown.out;
+  EXPECT_THAT(run.err, Not(HasSubstr("not recorded in the history"))) << run.err;
+}
+
 TEST(History, FalseRecordsNothing) {
   Workdir dir;
   dir.write("ranktest.toml", "history = false\n[[source]]\npaths = [\"" + fixture("params") + "\"]\n");
