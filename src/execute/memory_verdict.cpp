@@ -30,6 +30,7 @@ void judge_out_of_memory(TestResult& result, const OutOfMemoryFacts& facts) {
                         "of memory{})",
                         who(facts),
                         facts.max_memory ? ", not the test's max-memory" : "");
+  result.machine_out_of_memory = !(facts.limit_reached && facts.max_memory);
   // A worker the OOM killer took is never a pass, whatever the test said.
   const bool passing = ended_cleanly(result.outcome);
   if (passing) {

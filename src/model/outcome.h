@@ -110,6 +110,10 @@ struct TestResult {
   // From the test's cgroup, where it had one: all its processes together.
   std::optional<std::uint64_t> peak_memory;  // bytes
   std::optional<int> peak_processes;
+  // The kernel's OOM killer ended a process of it because the machine ran
+  // out of memory (not its max-memory): what else ran then is to blame as
+  // much as the test, never the tests its worker ran before it.
+  bool machine_out_of_memory = false;
 };
 
 }  // namespace ranktest

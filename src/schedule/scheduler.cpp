@@ -213,9 +213,10 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
                                 attempt,
                                 std::move(*grant),
                                 runs_fresh(index),
+                                // A recheck runs first in a new worker
+                                // (isolation = "worker"), never after others.
                                 bisecting || (diagnosed != diagnosis.end() &&
-                                              diagnosed->second.stage == ForkDiagnosis::Stage::recheck &&
-                                              !diagnosed->second.ran_before.empty()),
+                                              diagnosed->second.stage == ForkDiagnosis::Stage::recheck),
                                 bisecting ? names_of(diagnosed->second.trying)
                                           : std::vector<std::string>{}};
     ++running;
@@ -309,6 +310,10 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
       bool diagnose = false;
       bool order_dependent = false;  // its verdict is final: a retry alone would pass
       if (failed && finished.forked && found == diagnosis.end() && going_on) {
+        // Out of machine memory: not the earlier tests' doing (their memory
+        // is the worker's, but so is every other process's on the machine),
+        // so never narrowed down to one of them; decided as a forked failure.
+        if (finished.result.machine_out_of_memory) finished.ran_before.clear();
         diagnosis[index] = ForkDiagnosis{Stage::fresh, finished.result, {}, finished.ran_before};
         diagnose = true;
         if (!finished.ran_before.empty())

@@ -123,7 +123,7 @@ struct ScheduleOptions {
   // the test that makes it fail (bisect = false: only labelled).
   bool bisect = true;
   // At most this long per test, from its first bisecting run.
-  std::chrono::milliseconds bisect_time = std::chrono::minutes(5);
+  std::chrono::milliseconds bisect_time = std::chrono::minutes(2);
   // What must end before each test of the plan starts, and which tests can
   // never start (CTest's DEPENDS and fixtures); empty: no test waits.
   select::RunOrder order;

@@ -413,6 +413,52 @@ TEST(Scheduler, AnOrderDependentFailureIsNarrowedDownToTheTestThatCausesIt) {
                            "of them");
 }
 
+// Killed for the machine's memory in a worker after other tests: not
+// their doing, never narrowed down to one of them; decided as a forked
+// failure (here: passes fresh and forked again, a flaky failure).
+TEST(Scheduler, AWorkerTestTheMachinesOomKillerEndedIsNotNarrowedDown) {
+  auto plan = make_plan(1);
+  class InWorkers : public FakeRunner {
+   public:
+    using FakeRunner::FakeRunner;
+    RunnerWakeup wait(std::optional<std::chrono::steady_clock::time_point> wake_by) override {
+      auto wakeup = FakeRunner::wait(wake_by);
+      for (auto& finished : wakeup.finished) {
+        const auto& a = finished.assignment;
+        finished.forked = !a.fresh_process;
+        const bool first = a.attempt == 1;
+        if (first) {
+          finished.ran_before = {"earlier::A", "earlier::B"};
+          finished.result.outcome = Outcome::crashed;
+          finished.result.machine_out_of_memory = true;
+        } else {
+          finished.result.outcome = Outcome::passed;
+        }
+        ran_first += a.run_first.size();
+      }
+      return wakeup;
+    }
+    std::size_t ran_first = 0;
+  };
+  struct Last : ScheduleObserver {
+    void test_started(const select::PlannedTest&, const Assignment&) override {}
+    void test_finished(const select::PlannedTest&, const Finished& f) override { finished.push_back(f); }
+    void test_not_run(const select::PlannedTest&, const std::string&) override {}
+    void test_slow(const select::PlannedTest&, const SlowNotice&) override {}
+    std::vector<Finished> finished;
+  } recorder;
+  InWorkers runner(plan, {}, 5);
+  auto pool = make_pool(1);
+  run_schedule(plan, {}, pool, runner, recorder);
+  EXPECT_EQ(runner.ran_first, 0u);
+  ASSERT_FALSE(recorder.finished.empty());
+  const auto& last = recorder.finished.back();
+  EXPECT_EQ(last.result.outcome, Outcome::crashed);
+  EXPECT_EQ(last.assignment.attempt, 3);
+  EXPECT_NE(last.result.reason.find("a flaky failure"), std::string::npos) << last.result.reason;
+  EXPECT_EQ(last.result.reason.find("order-dependent"), std::string::npos) << last.result.reason;
+}
+
 TEST(Scheduler, FillsEverySlotWhenTestsAreSmall) {
   auto plan = make_plan(10);
   FakeRunner runner(plan, {}, 1);
