@@ -81,6 +81,11 @@ class FrameworkAdapter {
   // (whatever its commands run).
   virtual bool watches_workers() const { return false; }
 
+  // Whether a fresh process of the test says when the test itself begins
+  // (RANKTEST_BEGIN_FD, after its interpreter, imports and collection), so
+  // its timeout counts from there and starting up has start-timeout.
+  virtual bool says_when_it_begins() const { return false; }
+
   // Whether a forked test can skip the server's teardown (fork-exit), so a
   // source's first forked test probes whether that teardown matters.
   virtual bool has_fast_exit() const { return false; }

@@ -299,7 +299,7 @@ bool ProcessTestRunner::spawn_from(RunningTest& running) {
     }
     if (running.cgroup) running.cgroup->place(request);
     process::Descriptor begin_write_end;
-    if (test.test->source->kind == SuiteKind::pytest) ask_when_begun(running, slot, request, begin_write_end);
+    if (adapter.says_when_it_begins()) ask_when_begun(running, slot, request, begin_write_end);
     auto child = process::ChildProcess::spawn(request);
     begin_write_end.reset();  // the child's now: EOF once it and its children close it
     if (!child) {

@@ -82,6 +82,7 @@ class PytestAdapter final : public FrameworkAdapter {
 
   bool dumps_stacks_on_signal() const override { return true; }
   bool watches_workers() const override { return true; }
+  bool says_when_it_begins() const override { return true; }
 };
 
 }  // namespace

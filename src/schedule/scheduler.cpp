@@ -9,16 +9,10 @@
 #include <set>
 #include <thread>
 
+#include "schedule/order_bisection.h"
+
 namespace ranktest::schedule {
 namespace {
-
-// Names, the last `most` of them, "…" for the others.
-std::string last_names(const std::vector<std::string>& names, std::size_t most = 5) {
-  std::string text = names.size() > most ? "…" : "";
-  for (std::size_t i = names.size() > most ? names.size() - most : 0; i < names.size(); ++i)
-    text += (text.empty() ? "" : ", ") + names[i];
-  return text;
-}
 
 // A failure in a worker process after other tests, where alone the test
 // passes: failed, as pytest in one process would fail it, saying after
@@ -32,8 +26,6 @@ TestResult order_dependent_failure(TestResult failure, const std::vector<std::st
       last_names(before), failure.reason.empty() ? "" : "; ", failure.reason);
   return failure;
 }
-
-std::string tests_count(std::size_t n) { return fmt::format("{} test{}", n, n == 1 ? "" : "s"); }
 
 }  // namespace
 
@@ -80,15 +72,8 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
     TestResult fresh_pass;      // the fresh attempt that passed
     // isolation = "worker": the tests its worker ran before the failure.
     std::vector<std::string> ran_before;
-    // Stage::bisect: the earlier tests still suspected (in the order they
-    // ran), the share the next run puts before it, whether that is the
-    // second half, whether all of them made it fail again, runs, since.
-    std::vector<std::string> suspects = {};
-    std::vector<std::string> trying = {};
-    bool second_half = false;
-    bool replayed = false;
-    int runs = 0;
-    std::chrono::steady_clock::time_point since = {};
+    // Stage::bisect: narrowing down which of them makes it fail.
+    std::optional<OrderBisection> bisection = std::nullopt;
   };
   std::map<std::size_t, ForkDiagnosis> diagnosis;
   const auto runs_fresh = [&](std::size_t index) {
@@ -217,7 +202,7 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
                                 // (isolation = "worker"), never after others.
                                 bisecting || (diagnosed != diagnosis.end() &&
                                               diagnosed->second.stage == ForkDiagnosis::Stage::recheck),
-                                bisecting ? names_of(diagnosed->second.trying)
+                                bisecting ? names_of(diagnosed->second.bisection->trying())
                                           : std::vector<std::string>{}};
     ++running;
     exclusive_running = test.settings->exclusive;
@@ -335,29 +320,17 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
         // Passes alone: replayed after the tests its worker ran before it.
         auto& d = found->second;
         d.stage = Stage::bisect;
-        d.suspects = d.ran_before;
-        d.trying = d.suspects;
-        d.since = std::chrono::steady_clock::now();
+        d.bisection.emplace(d.ran_before, std::chrono::steady_clock::now());
         finished.retry_note = fmt::format(
             "passed as a new worker's first test; runs again after the {} its worker ran before it",
-            tests_count(d.suspects.size()));
+            tests_count(d.ran_before.size()));
         diagnose = true;
       } else if (found != diagnosis.end() && found->second.stage == Stage::bisect) {
         auto& d = found->second;
-        ++d.runs;
-        const std::size_t ran = d.trying.size();
-        std::optional<std::string> found_out;  // what narrowing down found, once it ends
-        const auto narrow = [&] {
-          if (d.suspects.size() == 1) {
-            found_out = fmt::format("{} makes it fail (it fails after that test alone)",
-                                    d.suspects.front());
-            return;
-          }
-          d.trying.assign(d.suspects.begin(), d.suspects.begin() + d.suspects.size() / 2);
-          d.second_half = false;
-        };
-        if (!d.replayed && !failed) {
-          // Passed after the same tests: not their doing, a flaky failure.
+        const auto step = d.bisection->after_run(failed, !going_on, std::chrono::steady_clock::now(),
+                                                 options.bisect_time);
+        using Kind = OrderBisection::Step::Kind;
+        if (step.kind == Kind::flaky) {
           d.stage = Stage::settled;
           if (test.settings->retries == 0) {
             finished.result = d.forked_failure;
@@ -367,40 +340,13 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
                 finished.result.reason, finished.result.reason.empty() ? "" : "; ",
                 tests_count(d.ran_before.size()));
           }
-        } else if (!d.replayed) {
-          d.replayed = true;
-          narrow();
-        } else if (failed) {
-          d.suspects = d.trying;
-          narrow();
-        } else if (!d.second_half) {
-          d.trying.assign(d.suspects.begin() + d.suspects.size() / 2, d.suspects.end());
-          d.second_half = true;
-        } else {
-          found_out = fmt::format("it fails after {} of them ({}) but after neither half alone",
-                                  tests_count(d.suspects.size()), last_names(d.suspects));
-        }
-        // Bounded: about two runs per halving, and bisect_time in all.
-        std::size_t halvings = 0;
-        for (std::size_t n = d.ran_before.size(); n > 1; n = (n + 1) / 2) ++halvings;
-        const bool bound = d.runs >= static_cast<int>(2 * halvings + 2) ||
-                           std::chrono::steady_clock::now() - d.since >= options.bisect_time ||
-                           !going_on;
-        if (d.stage == Stage::bisect && !found_out && bound)
-          found_out = fmt::format("narrowed down to {1} of them ({2}) in {0} run{3}",
-                                  d.runs, tests_count(d.suspects.size()), last_names(d.suspects),
-                                  d.runs == 1 ? "" : "s");
-        if (found_out) {
+        } else if (step.kind == Kind::found) {
           d.stage = Stage::settled;
-          finished.result = order_dependent_failure(d.forked_failure, d.ran_before, *found_out);
+          finished.result = order_dependent_failure(d.forked_failure, d.ran_before, step.text);
           failed = true;
           order_dependent = true;
-        } else if (d.stage == Stage::bisect) {
-          finished.retry_note = fmt::format(
-              "{} after {} {} its worker ran before it; runs again after {} of them",
-              failed ? "failed" : "passed",
-              ran == d.ran_before.size() ? "the" : fmt::format("{} of the", ran),
-              tests_count(d.ran_before.size()), d.trying.size());
+        } else {
+          finished.retry_note = step.text;
           diagnose = true;
         }
       } else if (found != diagnosis.end() && found->second.stage == Stage::recheck) {

@@ -309,55 +309,71 @@ TEST(Scheduler, AForkedFailureIsConfirmedInAFreshProcessThenForkedAgain) {
             (Seen{"1 retrying failed", "2 fresh retrying passed", "3 passed"}));
 }
 
-// isolation = "worker": a test that failed in a worker after other tests
-// runs fresh, then as the first test of a new worker. Passing both, it
-// fails, order-dependent, naming those tests, even with retries (a retry
-// alone would pass). Failing again as a new worker's first test, it fails
-// only when forked, as any forked test.
+// isolation = "worker": a fake runner whose attempts end as `decide`
+// says (forked unless fresh; `decide` sets the outcome and what ran before).
+class InWorkers : public FakeRunner {
+ public:
+  InWorkers(const std::vector<select::PlannedTest>& plan, std::function<void(Finished&)> decide)
+      : FakeRunner(plan, {}, 5), decide_(std::move(decide)) {}
+  RunnerWakeup wait(std::optional<std::chrono::steady_clock::time_point> wake_by) override {
+    auto wakeup = FakeRunner::wait(wake_by);
+    for (auto& finished : wakeup.finished) {
+      finished.forked = !finished.assignment.fresh_process;
+      decide_(finished);
+    }
+    return wakeup;
+  }
+
+ private:
+  std::function<void(Finished&)> decide_;
+};
+
+// Every attempt the scheduler reports, in order.
+struct EveryAttempt : ScheduleObserver {
+  void test_started(const select::PlannedTest&, const Assignment&) override {}
+  void test_finished(const select::PlannedTest& test, const Finished& f) override {
+    attempts.emplace_back(test.test->name, f);
+  }
+  void test_not_run(const select::PlannedTest&, const std::string&) override {}
+  void test_slow(const select::PlannedTest&, const SlowNotice&) override {}
+  std::vector<std::pair<std::string, Finished>> attempts;
+};
+
+// A test that failed in a worker after other tests runs fresh, then as the
+// first test of a new worker. Passing both, it fails, order-dependent,
+// naming those tests, even with retries (a retry alone would pass).
+// Failing again as a new worker's first test, it fails only when forked,
+// as any forked test.
 TEST(Scheduler, AFailureAfterOtherTestsOfItsWorkerIsOrderDependent) {
   auto plan = make_plan(2);
   settings_of(plan[0]).retries = 2;
-  class InWorkers : public FakeRunner {
-   public:
-    using FakeRunner::FakeRunner;
-    RunnerWakeup wait(std::optional<std::chrono::steady_clock::time_point> wake_by) override {
-      auto wakeup = FakeRunner::wait(wake_by);
-      for (auto& finished : wakeup.finished) {
-        const auto& a = finished.assignment;
-        finished.forked = !a.fresh_process;
-        if (finished.forked && !a.own_worker) finished.ran_before = {"earlier::A", "earlier::B"};
-        // T.0 fails only after other tests; T.1 whenever forked.
-        const bool passes = a.fresh_process || (a.test_index == 0 && a.own_worker);
-        finished.result.outcome = passes ? Outcome::passed : Outcome::failed;
-        finished.result.reason = passes ? "" : "assert failed";
-      }
-      return wakeup;
-    }
-  };
-  struct Ends : ScheduleObserver {
-    void test_started(const select::PlannedTest&, const Assignment&) override {}
-    void test_finished(const select::PlannedTest& test, const Finished& finished) override {
-      seen[test.test->name].push_back(fmt::format(
-          "{}{}{} {}", finished.assignment.attempt, finished.assignment.fresh_process ? " fresh" : "",
-          finished.assignment.own_worker ? " own-worker" : "", to_string(finished.result.outcome)));
-      if (!finished.retrying) reasons[test.test->name] = finished.result.reason;
-    }
-    void test_not_run(const select::PlannedTest&, const std::string&) override {}
-    void test_slow(const select::PlannedTest&, const SlowNotice&) override {}
-    std::map<std::string, std::vector<std::string>> seen;
-    std::map<std::string, std::string> reasons;
-  } ends;
-  InWorkers runner(plan, {}, 5);
+  InWorkers runner(plan, [](Finished& finished) {
+    const auto& a = finished.assignment;
+    if (finished.forked && !a.own_worker) finished.ran_before = {"earlier::A", "earlier::B"};
+    // T.0 fails only after other tests; T.1 whenever forked.
+    const bool passes = a.fresh_process || (a.test_index == 0 && a.own_worker);
+    finished.result.outcome = passes ? Outcome::passed : Outcome::failed;
+    finished.result.reason = passes ? "" : "assert failed";
+  });
+  EveryAttempt ends;
   auto pool = make_pool(1);
   ScheduleOptions labelled_only;
   labelled_only.bisect = false;
   run_schedule(plan, labelled_only, pool, runner, ends);
+  std::map<std::string, std::vector<std::string>> seen;
+  std::map<std::string, std::string> reasons;
+  for (const auto& [name, finished] : ends.attempts) {
+    seen[name].push_back(fmt::format(
+        "{}{}{} {}", finished.assignment.attempt, finished.assignment.fresh_process ? " fresh" : "",
+        finished.assignment.own_worker ? " own-worker" : "", to_string(finished.result.outcome)));
+    if (!finished.retrying) reasons[name] = finished.result.reason;
+  }
   using Seen = std::vector<std::string>;
-  EXPECT_EQ(ends.seen["T.0"], (Seen{"1 failed", "2 fresh passed", "3 own-worker failed"}));
-  EXPECT_EQ(ends.reasons["T.0"],
+  EXPECT_EQ(seen["T.0"], (Seen{"1 failed", "2 fresh passed", "3 own-worker failed"}));
+  EXPECT_EQ(reasons["T.0"],
             "order-dependent: failed in a worker process after 2 other tests (earlier::A, "
             "earlier::B), passed alone as a fresh process; assert failed");
-  EXPECT_EQ(ends.seen["T.1"], (Seen{"1 failed", "2 fresh passed", "3 own-worker passed"}));
+  EXPECT_EQ(seen["T.1"], (Seen{"1 failed", "2 fresh passed", "3 own-worker passed"}));
 }
 
 // Narrowing down: T.0 fails in a worker after A, B, C and D, and whenever
@@ -366,51 +382,37 @@ TEST(Scheduler, AFailureAfterOtherTestsOfItsWorkerIsOrderDependent) {
 // it runs again; none counts against retries.
 TEST(Scheduler, AnOrderDependentFailureIsNarrowedDownToTheTestThatCausesIt) {
   auto plan = make_plan(1);
-  class InWorkers : public FakeRunner {
-   public:
-    using FakeRunner::FakeRunner;
-    RunnerWakeup wait(std::optional<std::chrono::steady_clock::time_point> wake_by) override {
-      auto wakeup = FakeRunner::wait(wake_by);
-      for (auto& finished : wakeup.finished) {
-        const auto& a = finished.assignment;
-        finished.forked = !a.fresh_process;
-        if (finished.forked && !a.own_worker)
-          finished.ran_before = {"earlier::A", "earlier::B", "earlier::C", "earlier::D"};
-        const auto& before = a.own_worker ? a.run_first : finished.ran_before;
-        const bool fails = std::find(before.begin(), before.end(), "earlier::C") != before.end();
-        finished.result.outcome = fails ? Outcome::failed : Outcome::passed;
-        finished.result.reason = fails ? "assert failed" : "";
-        firsts.push_back(fmt::format("{}", fmt::join(a.run_first, " ")));
-      }
-      return wakeup;
-    }
-    std::vector<std::string> firsts;
-  };
-  struct Ends : ScheduleObserver {
-    void test_started(const select::PlannedTest&, const Assignment&) override {}
-    void test_finished(const select::PlannedTest&, const Finished& finished) override {
-      if (finished.retrying) notes.push_back(finished.retry_note);
-      else reason = finished.result.reason;
-    }
-    void test_not_run(const select::PlannedTest&, const std::string&) override {}
-    void test_slow(const select::PlannedTest&, const SlowNotice&) override {}
-    std::vector<std::string> notes;
-    std::string reason;
-  } ends;
-  InWorkers runner(plan, {}, 5);
+  std::vector<std::string> firsts;
+  InWorkers runner(plan, [&](Finished& finished) {
+    const auto& a = finished.assignment;
+    if (finished.forked && !a.own_worker)
+      finished.ran_before = {"earlier::A", "earlier::B", "earlier::C", "earlier::D"};
+    const auto& before = a.own_worker ? a.run_first : finished.ran_before;
+    const bool fails = std::find(before.begin(), before.end(), "earlier::C") != before.end();
+    finished.result.outcome = fails ? Outcome::failed : Outcome::passed;
+    finished.result.reason = fails ? "assert failed" : "";
+    firsts.push_back(fmt::format("{}", fmt::join(a.run_first, " ")));
+  });
+  EveryAttempt ends;
   auto pool = make_pool(1);
   run_schedule(plan, {}, pool, runner, ends);
+  std::vector<std::string> notes;
+  std::string reason;
+  for (const auto& [name, finished] : ends.attempts) {
+    if (finished.retrying) notes.push_back(finished.retry_note);
+    else reason = finished.result.reason;
+  }
   using Seen = std::vector<std::string>;
-  EXPECT_EQ(runner.firsts, (Seen{"", "", "", "earlier::A earlier::B earlier::C earlier::D",
-                                 "earlier::A earlier::B", "earlier::C earlier::D", "earlier::C"}));
-  EXPECT_EQ(ends.reason,
+  EXPECT_EQ(firsts, (Seen{"", "", "", "earlier::A earlier::B earlier::C earlier::D",
+                          "earlier::A earlier::B", "earlier::C earlier::D", "earlier::C"}));
+  EXPECT_EQ(reason,
             "order-dependent: earlier::C makes it fail (it fails after that test alone); failed in "
             "a worker process after 4 other tests (earlier::A, earlier::B, earlier::C, earlier::D), "
             "passed alone as a fresh process; assert failed");
-  ASSERT_EQ(ends.notes.size(), 6u);
-  for (const auto& note : ends.notes) EXPECT_FALSE(note.empty());
-  EXPECT_EQ(ends.notes[3], "failed after the 4 tests its worker ran before it; runs again after 2 "
-                           "of them");
+  ASSERT_EQ(notes.size(), 6u);
+  for (const auto& note : notes) EXPECT_FALSE(note.empty());
+  EXPECT_EQ(notes[3], "failed after the 4 tests its worker ran before it; runs again after 2 "
+                      "of them");
 }
 
 // Killed for the machine's memory in a worker after other tests: not
@@ -418,41 +420,23 @@ TEST(Scheduler, AnOrderDependentFailureIsNarrowedDownToTheTestThatCausesIt) {
 // failure (here: passes fresh and forked again, a flaky failure).
 TEST(Scheduler, AWorkerTestTheMachinesOomKillerEndedIsNotNarrowedDown) {
   auto plan = make_plan(1);
-  class InWorkers : public FakeRunner {
-   public:
-    using FakeRunner::FakeRunner;
-    RunnerWakeup wait(std::optional<std::chrono::steady_clock::time_point> wake_by) override {
-      auto wakeup = FakeRunner::wait(wake_by);
-      for (auto& finished : wakeup.finished) {
-        const auto& a = finished.assignment;
-        finished.forked = !a.fresh_process;
-        const bool first = a.attempt == 1;
-        if (first) {
-          finished.ran_before = {"earlier::A", "earlier::B"};
-          finished.result.outcome = Outcome::crashed;
-          finished.result.machine_out_of_memory = true;
-        } else {
-          finished.result.outcome = Outcome::passed;
-        }
-        ran_first += a.run_first.size();
-      }
-      return wakeup;
+  std::size_t ran_first = 0;
+  InWorkers runner(plan, [&](Finished& finished) {
+    if (finished.assignment.attempt == 1) {
+      finished.ran_before = {"earlier::A", "earlier::B"};
+      finished.result.outcome = Outcome::crashed;
+      finished.result.machine_out_of_memory = true;
+    } else {
+      finished.result.outcome = Outcome::passed;
     }
-    std::size_t ran_first = 0;
-  };
-  struct Last : ScheduleObserver {
-    void test_started(const select::PlannedTest&, const Assignment&) override {}
-    void test_finished(const select::PlannedTest&, const Finished& f) override { finished.push_back(f); }
-    void test_not_run(const select::PlannedTest&, const std::string&) override {}
-    void test_slow(const select::PlannedTest&, const SlowNotice&) override {}
-    std::vector<Finished> finished;
-  } recorder;
-  InWorkers runner(plan, {}, 5);
+    ran_first += finished.assignment.run_first.size();
+  });
+  EveryAttempt recorder;
   auto pool = make_pool(1);
   run_schedule(plan, {}, pool, runner, recorder);
-  EXPECT_EQ(runner.ran_first, 0u);
-  ASSERT_FALSE(recorder.finished.empty());
-  const auto& last = recorder.finished.back();
+  EXPECT_EQ(ran_first, 0u);
+  ASSERT_FALSE(recorder.attempts.empty());
+  const auto& last = recorder.attempts.back().second;
   EXPECT_EQ(last.result.outcome, Outcome::crashed);
   EXPECT_EQ(last.assignment.attempt, 3);
   EXPECT_NE(last.result.reason.find("a flaky failure"), std::string::npos) << last.result.reason;
