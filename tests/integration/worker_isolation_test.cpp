@@ -5,6 +5,7 @@
 // of the same worker fails, named order-dependent.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
@@ -13,6 +14,15 @@
 
 namespace ranktest::testing {
 namespace {
+
+// A fixture of tests/python_workers copied into the test's folder, so its
+// node ids are the file's name wherever the checkout lies (pytest roots
+// them at the common folder of the paths and the folder it runs in).
+std::string workers_fixture(const Workdir& dir, const std::string& name) {
+  std::filesystem::copy_file(RANKTEST_SOURCE_DIR "/tests/python_workers/" + name, dir.path() / name,
+                             std::filesystem::copy_options::overwrite_existing);
+  return name;
+}
 
 struct WorkerRun {
   Invocation run;
@@ -28,7 +38,7 @@ WorkerRun run_sequence(const std::string& fifth, const std::string& timeout = "2
             "timeout = \"" + timeout + "\"\ngrace-period = \"1s\"\njobs = 1\nisolation = \"worker\"\n" +
                 more +
                 "[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
-                "paths = [\"" RANKTEST_SOURCE_DIR "/tests/python_workers/test_worker_sequence.py\"]\n"
+                "paths = [\"" + workers_fixture(dir, "test_worker_sequence.py") + "\"]\n"
                 "env = { WORKER_FIFTH = \"" + fifth + "\", PIDS_FILE = \"" +
                 (dir.path() / "pids").string() + "\" }\n");
   WorkerRun result;
@@ -119,7 +129,7 @@ TEST(WorkerIsolation, AnOrderDependentFailureFailsNamingTheTestBefore) {
   dir.write("ranktest.toml",
             "jobs = 1\nisolation = \"worker\"\n[[source]]\nkind = \"pytest\"\n"
             "python = \"/usr/bin/python3\"\n"
-            "paths = [\"" RANKTEST_SOURCE_DIR "/tests/python_workers/test_order_dependent.py\"]\n");
+            "paths = [\"" + workers_fixture(dir, "test_order_dependent.py") + "\"]\n");
   const auto run = run_ranktest(dir, {"run"});
   const auto finished = run.finished();
   const auto& b = finished.at("test_order_dependent.py::test_b_depends_on_the_global")["result"];
@@ -138,7 +148,7 @@ TEST(WorkerIsolation, AnOrderDependentFailureFailsNamingTheTestBefore) {
   dir.write("ranktest.toml",
             "jobs = 1\nisolation = \"worker\"\nbisect = false\n[[source]]\nkind = \"pytest\"\n"
             "python = \"/usr/bin/python3\"\n"
-            "paths = [\"" RANKTEST_SOURCE_DIR "/tests/python_workers/test_order_dependent.py\"]\n");
+            "paths = [\"" + workers_fixture(dir, "test_order_dependent.py") + "\"]\n");
   std::filesystem::remove_all(dir.path() / ".ranktest");  // B would run first: it failed last
   const auto unnarrowed = run_ranktest(dir, {"run"}).finished();
   EXPECT_EQ(unnarrowed.at("test_order_dependent.py::test_b_depends_on_the_global")["result"]
@@ -152,7 +162,7 @@ TEST(WorkerIsolation, AnOrderDependentFailureFailsNamingTheTestBefore) {
   dir.write("ranktest.toml",
             "jobs = 1\nisolation = \"test\"\n[[source]]\nkind = \"pytest\"\n"
             "python = \"/usr/bin/python3\"\n"
-            "paths = [\"" RANKTEST_SOURCE_DIR "/tests/python_workers/test_order_dependent.py\"]\n");
+            "paths = [\"" + workers_fixture(dir, "test_order_dependent.py") + "\"]\n");
   EXPECT_EQ(run_ranktest(dir, {"run"}).last_out_line(), "ranktest: 2 passed, 0 failed, 0 skipped");
 }
 
@@ -164,8 +174,7 @@ TEST(WorkerIsolation, NarrowingDownNamesTheEarlierTestThatMakesItFail) {
   Workdir dir;
   dir.write("ranktest.toml",
             "jobs = 1\n[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
-            "paths = [\"" RANKTEST_SOURCE_DIR
-            "/tests/python_workers/test_polluter_among_many.py\"]\n");
+            "paths = [\"" + workers_fixture(dir, "test_polluter_among_many.py") + "\"]\n");
   const auto run = run_ranktest(dir, {"run"});
   EXPECT_EQ(run.last_out_line(), "ranktest: 10 passed, 1 failed, 0 skipped") << run.out;
   const auto finished = run.finished();
@@ -205,7 +214,7 @@ TEST(WorkerIsolation, AFailureTheEarlierTestsDoNotCauseIsFlaky) {
   std::filesystem::create_directories(dir.path() / "markers");
   dir.write("ranktest.toml",
             "jobs = 1\n[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
-            "paths = [\"" RANKTEST_SOURCE_DIR "/tests/python_workers/test_flaky_in_a_worker.py\"]\n"
+            "paths = [\"" + workers_fixture(dir, "test_flaky_in_a_worker.py") + "\"]\n"
             "env = { RANKTEST_FLAKY_MARKER_DIR = \"" + (dir.path() / "markers").string() + "\" }\n");
   const auto run = run_ranktest(dir, {"run"});
   EXPECT_EQ(run.last_out_line(), "ranktest: 2 passed, 1 failed, 0 skipped") << run.out;
@@ -223,7 +232,7 @@ TEST(WorkerIsolation, EachTestStartsInItsOwnFolder) {
   dir.write("ranktest.toml",
             "jobs = 1\nisolation = \"worker\"\n[[source]]\nkind = \"pytest\"\n"
             "python = \"/usr/bin/python3\"\n"
-            "paths = [\"" RANKTEST_SOURCE_DIR "/tests/python_workers/test_worker_folder.py\"]\n");
+            "paths = [\"" + workers_fixture(dir, "test_worker_folder.py") + "\"]\n");
   const auto run = run_ranktest(dir, {"run"});
   EXPECT_EQ(run.last_out_line(), "ranktest: 2 passed, 0 failed, 0 skipped") << run.out;
 }
