@@ -255,6 +255,8 @@ class ProcessTestRunner final : public schedule::TestRunner {
   // False: it could not start (a Finished error says why); drop it.
   bool spawn_ranks(RunningTest& running);
   bool spawn_from(RunningTest& running);
+  // What a rank started alone (or by a worker) runs.
+  static process::SpawnRequest spawn_request(const RankPlan& rank);
   void started_rank(RunningTest& running, Rank& slot, process::ChildProcess child);
   void poll_forks(Clock::time_point now);
   void not_started(RunningTest& running, std::size_t first);

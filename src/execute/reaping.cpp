@@ -1,0 +1,89 @@
+// The one place that learns which process ended and whose it was: a
+// rank, a launcher, a debugger taking stacks, a worker, a fork server, or
+// an orphan a test left behind (this runner is their subreaper). Every
+// ended child is reaped here without blocking, then handed to its owner.
+#include <algorithm>
+
+#include "execute/process_test_runner.h"
+#include "process/child_process.h"
+
+namespace ranktest::execute {
+
+void ProcessTestRunner::reap() {
+  struct Owner {
+    RunningTest* test = nullptr;
+    Rank* rank = nullptr;
+  };
+  const auto owner = [&](pid_t pid) {
+    for (auto& running : running_)
+      for (auto& rank : running->ranks)
+        if (rank.child.is_ours() && rank.child.pid() == pid && !rank.child.exit())
+          return Owner{running.get(), &rank};
+    return Owner{};
+  };
+  const auto launched = [&](pid_t pid) -> RunningTest* {
+    for (auto& running : running_)
+      if (running->launcher && running->launcher->pid() == pid && !running->launcher->exit())
+        return running.get();
+    return nullptr;
+  };
+  const auto dumper = [&](pid_t pid) -> Dumper* {
+    for (auto& running : running_)
+      for (auto& d : running->dumpers)
+        if (d.child.pid() == pid && !d.child.exit()) return &d;
+    return nullptr;
+  };
+  // Answers first: a forked test that ended at once is adopted, not an orphan.
+  poll_forks(Clock::now());
+  poll_workers(Clock::now());
+  const auto exits = process::reap_exited_children([&](pid_t pid) {
+    // The test is over once its last rank is: end whatever its processes
+    // left behind while the group id is still held by this zombie.
+    if (RunningTest* test = launched(pid)) return end_left_behind(*test, *test->launcher);
+    const Owner found = owner(pid);
+    if (!found.test) return;
+    const auto left = std::count_if(found.test->ranks.begin(), found.test->ranks.end(),
+                                    [](const Rank& r) { return !r.child.exit(); });
+    if (left == 1) end_left_behind(*found.test, found.rank->child);
+  });
+  const auto now = Clock::now();
+  for (const auto& [pid, exit] : exits) {
+    if (Dumper* d = dumper(pid)) {
+      d->child.mark_reaped(exit);
+      continue;
+    }
+    if (worker_ended(pid, exit)) continue;
+    if (RunningTest* test = launched(pid)) {
+      test->launcher->mark_reaped(exit);
+      launcher_ended(*test, now);
+      continue;
+    }
+    if (const auto server = std::find_if(fork_servers_.begin(), fork_servers_.end(),
+                                         [&](const auto& s) { return s.second->pid() == pid; });
+        server != fork_servers_.end()) {
+      server->second->mark_reaped(exit);
+      continue;
+    }
+    const Owner found = owner(pid);
+    if (!found.test) {
+      leftover_ended(pid, exit);
+      // Maybe a forked test whose adoption is still to come (see started_rank()).
+      if (orphan_exits_.size() > 10000) orphan_exits_.clear();
+      orphan_exits_[pid] = exit;
+      continue;
+    }
+    found.rank->child.mark_reaped(exit);
+    found.rank->ended = now;
+    rank_ended(*found.test, *found.rank, now);
+  }
+  for (auto it = running_.begin(); it != running_.end();) {
+    if ((*it)->all_reaped()) {
+      finished_.push_back(finish(**it));
+      it = running_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+}  // namespace ranktest::execute
