@@ -5,8 +5,8 @@
 #           run in-process one after another, against ranktest -j2 with every
 #           test isolated in a forked process (mode = "fork-server"); and
 #           ranktest's listing of them, cold and again with nothing changed.
-#           torch's test_api too where TORCH_TEST_API names a build of it
-#           (Debian does not ship it).
+#           torch's test_api too: python3-torch ships it as torch/bin/test_api
+#           (TORCH_TEST_API names another build).
 #   numpy   numpy's installed linalg and lib tests (python3-numpy): pytest -n 2
 #           (xdist, no isolation), against ranktest -j2 with the default fork
 #           server and, for linalg, plain mode (a fresh interpreter per test).
@@ -73,12 +73,12 @@ if [[ $what == torch || $what == all ]]; then
   fi
 fi
 
-# torch's test_api (the C++ frontend's tests): not in Debian's
-# libtorch-test, so measured only where TORCH_TEST_API names a build of it.
+# torch's test_api (the C++ frontend's tests): python3-torch ships it in
+# torch/bin, not libtorch-test; TORCH_TEST_API names another build.
 if [[ $what == torch || $what == all ]]; then
-  test_api=${TORCH_TEST_API:-}
-  if [[ -z $test_api || ! -x $test_api ]]; then
-    echo "torch test_api: SKIP (Debian's libtorch-test does not ship it; set TORCH_TEST_API=/path/to/test_api)"
+  test_api=${TORCH_TEST_API:-/usr/lib/python3/dist-packages/torch/bin/test_api}
+  if [[ ! -x $test_api ]]; then
+    echo "torch test_api: SKIP ($test_api is not there: install python3-torch, or set TORCH_TEST_API=/path/to/test_api)"
   else
     folder=$scratch/test_api
     mkdir -p "$folder"
