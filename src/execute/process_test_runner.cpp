@@ -40,7 +40,6 @@ RankPlan rank_command(const select::PlannedTest& planned, const schedule::Assign
   return request;
 }
 
-
 }  // namespace
 
 // What local mode spawns for a rank.
