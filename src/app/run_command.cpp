@@ -354,6 +354,13 @@ int run_command(const CommandLine& cli) {
     options.fail_fast = config.fail_fast;
     options.bisect = config.bisect;
     options.order = select::run_order(plan);
+    for (const auto& planned : plan.to_run) {
+      const auto known = expected.find(planned.test->id);
+      options.expected.push_back(
+          known == expected.end()
+              ? std::chrono::milliseconds(0)
+              : std::chrono::duration_cast<std::chrono::milliseconds>(known->second));
+    }
     schedule = schedule::run_schedule(plan.to_run, options, resources, runner, recorder);
   }
 

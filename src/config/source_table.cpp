@@ -58,10 +58,10 @@ std::optional<Error> read_source(const toml::table& table,
     source.fork_server = *mode == "fork-server";
   }
   if (const auto* node = table.get("isolation")) {
-    if (source.kind != SuiteKind::pytest)
+    if (source.kind == SuiteKind::ctest)
       return reader.error_at(node->source(),
-                             "key 'isolation' in [[source]] is for kind = \"pytest\" sources "
-                             "only (gtest and ctest tests run a process each)");
+                             "key 'isolation' in [[source]] is for kind = \"pytest\" and "
+                             "\"gtest\" sources (ctest runs a process per test)");
     const auto worker = reader.worker_isolation(*node);
     if (!worker) return worker.error();
     source.worker_isolation = *worker;

@@ -105,8 +105,10 @@ void ProcessTestRunner::end_kept(Kept& kept) {
   kept.pids.clear();
 }
 
-void ProcessTestRunner::start(const select::PlannedTest& test,
-                              const schedule::Assignment& assignment) {
+// A test's attempt folder and each rank's command, log, report and audit
+// file, whoever starts it; null when it cannot start (a Finished says why).
+std::unique_ptr<ProcessTestRunner::RunningTest> ProcessTestRunner::prepare_test(
+    const select::PlannedTest& test, const schedule::Assignment& assignment) {
   const auto now = Clock::now();
   auto running = std::make_unique<RunningTest>();
   running->test = &test;
@@ -115,11 +117,12 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
   running->deadline = now + test.settings->timeout;
   running->next_slow_note = now + test.settings->slow;
 
-  const auto fail = [&](const std::string& why) {
+  const auto fail = [&](const std::string& why) -> std::unique_ptr<RunningTest> {
     TestResult result;
     result.outcome = Outcome::error;
     result.reason = why;
     finished_.push_back(schedule::Finished{assignment, std::move(result)});
+    return nullptr;
   };
   if (const auto& error = test.test->detail().collection_error) {
     // Nothing to run: pytest could not collect the test's file.
@@ -129,7 +132,7 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
     result.reason = test.test->source->kind == SuiteKind::ctest ? "refused" : "collection failed";
     result.failures.push_back(FailureMessage{std::nullopt, *error});
     finished_.push_back(schedule::Finished{assignment, std::move(result)});
-    return;
+    return nullptr;
   }
   auto folder = folder_.attempt_folder(test.test->id, assignment.attempt);
   if (!folder) return fail(folder.error().message);
@@ -179,6 +182,27 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
       command.set.emplace_back("TMPDIR", tmpdir->string());
     }
   }
+  return running;
+}
+
+void ProcessTestRunner::start(const select::PlannedTest& test,
+                              const schedule::Assignment& given) {
+  // A gtest worker's share: the runner holds the followers until each
+  // starts or goes back (gtest_worker.cpp).
+  schedule::Assignment assignment = given;
+  auto followers = std::move(assignment.followers);
+  assignment.followers.clear();
+  auto running = prepare_test(test, assignment);
+  const auto hand_back = [&] {
+    for (const auto& follower : followers)
+      returned_.push_back(schedule::Returned{follower.test_index, false});
+  };
+  if (!running) return hand_back();
+  if (runs_in_gtest_worker(*running) && (!followers.empty() || !assignment.run_first.empty())) {
+    if (!prepare_gtest_worker(*running, std::move(followers))) hand_back();
+  } else {
+    hand_back();
+  }
   // A test whose fork server still collects waits for it without a clock;
   // everything else goes on meanwhile (poll_fork_servers starts it).
   const bool audited = test.settings->audit_children;
@@ -199,6 +223,7 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
 // A test that could not start ends as an error saying why; ranks it
 // started already are killed and reaped by ~ChildProcess when it is dropped.
 void ProcessTestRunner::failed_to_launch(RunningTest& running, const std::string& why) {
+  hand_back_followers(running, false);
   TestResult result;
   result.outcome = Outcome::error;
   result.reason = why;
@@ -211,6 +236,10 @@ bool ProcessTestRunner::spawn_ranks(RunningTest& running) {
   running.enter(Phase::running);
   running.started = now;
   running.deadline = now + test.settings->timeout;
+  // A gtest worker's first test is bounded as a starting process until its
+  // own TestStart (gtest_worker.cpp).
+  if (!running.began)
+    running.deadline = now + std::max(test.settings->start_timeout, test.settings->timeout);
   running.next_slow_note = now + test.settings->slow;
   // A test an idle worker takes runs in the worker's cgroup: none is made.
   if (options_.cgroups && !running.cgroup && idle_worker_for(running) == idle_workers_.end())
@@ -271,13 +300,16 @@ bool ProcessTestRunner::spawn_from(RunningTest& running) {
       // One request at a time per server: the next waits its turn.
       if (server->busy()) return true;
       // The first forked test of a binary probes its teardown (fork_server.h).
-      running.fork_probe = adapter.has_fast_exit() && server->exit_probe() == ExitProbe::untried;
+      // A gtest worker exits fully once, after its share: never a probe.
+      running.fork_probe = adapter.has_fast_exit() && !running.gtest &&
+                           server->exit_probe() == ExitProbe::untried;
       if (running.fork_probe) server->set_exit_probe(ExitProbe::probing);
-      ForkRequest fork{test.test, request.argv, request.environment, slot.log_path,
+      ForkRequest fork{test.test, request.argv, request.environment,
+                       running.gtest ? running.gtest->log : slot.log_path,
                        test.test->source->working_directory, request.process_group,
                        running.cgroup ? running.cgroup->procs_files()
                                       : std::vector<std::filesystem::path>{},
-                       server->exit_probe() != ExitProbe::fast,
+                       running.gtest || server->exit_probe() != ExitProbe::fast,
                        running.network ? running.network->net_path() : std::string(),
                        running.network ? running.network->user_path() : std::string(),
                        {},
@@ -356,13 +388,16 @@ schedule::RunnerWakeup ProcessTestRunner::wait(
     poll_begins(Clock::now());
     enforce_deadlines(Clock::now());
     reap();
-    if (!finished_.empty() || !slow_.empty() || wakeup.interrupt_signal) break;
+    if (!finished_.empty() || !slow_.empty() || !started_.empty() || !returned_.empty() ||
+        wakeup.interrupt_signal)
+      break;
     if (wake_by && Clock::now() >= *wake_by) break;
     // Nothing to do until a test ends: the cgroups' housekeeping now, off
     // the path from one test's end to the next one's start.
     if (options_.cgroups) options_.cgroups->tidy();
     auto descriptors = starting_server_descriptors();
     for (const int fd : worker_descriptors()) descriptors.push_back(fd);
+    for (const int fd : gtest_worker_descriptors()) descriptors.push_back(fd);
     for (const int fd : begin_descriptors()) descriptors.push_back(fd);
     if (options_.exit_watch) descriptors.push_back(options_.exit_watch->descriptor());
     const auto event =
@@ -378,6 +413,10 @@ schedule::RunnerWakeup ProcessTestRunner::wait(
     }
   }
   wakeup.run_folder_error = blame_full_run_folder(finished_);
+  wakeup.started = std::move(started_);
+  started_.clear();
+  wakeup.returned = std::move(returned_);
+  returned_.clear();
   wakeup.finished = std::move(finished_);
   finished_.clear();
   wakeup.slow = std::move(slow_);
@@ -415,6 +454,7 @@ void ProcessTestRunner::stop_all() {
     TestResult result;
     result.outcome = Outcome::interrupted;
     result.reason = "stopped because the run was interrupted (before it started)";
+    hand_back_followers(*running, false);
     finished_.push_back(schedule::Finished{running->assignment, std::move(result)});
     return true;
   });

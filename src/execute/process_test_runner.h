@@ -26,6 +26,7 @@
 #include "config/duration.h"
 #include "execute/child_audit.h"
 #include "execute/fork_server.h"
+#include "execute/gtest_stream.h"
 #include "execute/launch_plan.h"
 #include "execute/run_folder.h"
 #include "process/child_process.h"
@@ -82,6 +83,7 @@ class ProcessTestRunner final : public schedule::TestRunner {
       std::optional<std::chrono::steady_clock::time_point> wake_by) override;
   std::optional<int> pause_until(std::chrono::steady_clock::time_point until) override;
   void stop_all() override;
+  void no_more_starts() override { no_more_starts_ = true; }
   void release_kept(std::size_t test_index) override;
   void failed_only_forked(const select::PlannedTest& test, Outcome forked) override;
   // Before the run: the tests that failed only when forked in recent runs
@@ -176,6 +178,28 @@ class ProcessTestRunner final : public schedule::TestRunner {
     ~Worker();
   };
 
+  struct RunningTest;
+
+  // isolation = "worker" for gtest: one process of a binary (forked from its
+  // fork server, or fresh) runs a share of its tests through GoogleTest's
+  // own loop, --gtest_filter naming them, and streams each test's start and
+  // end to a socket of the runner's (gtest_worker.cpp). Each test holds the
+  // process as its rank from its TestStart until the next test's (or the
+  // process's end): its timeout, stacks, crash and leftovers are its own.
+  struct GtestWorker {
+    process::Descriptor listener;  // until the process connects
+    process::Descriptor stream;
+    GtestStreamReader reader;
+    std::string suite;  // of the test that started last
+    std::vector<schedule::Follower> queue;  // not started yet, in gtest's order
+    std::filesystem::path log;  // the process's own; each test gets its slice
+    std::uintmax_t slice_from = 0;  // where the holder's RUN line begins
+    GtestStreamedTest current;  // the holder's test, once it began
+    RunningTest* holder = nullptr;
+    std::vector<std::string> ran;  // ids of the tests it ran, in order
+    std::vector<pid_t> left;  // running beside it at the holder's TestEnd
+  };
+
   struct RunningTest {
     const select::PlannedTest* test = nullptr;
     std::filesystem::path folder;  // the attempt's folder
@@ -238,6 +262,10 @@ class ProcessTestRunner final : public schedule::TestRunner {
     // back to the idle ones once the test is judged (it passed, clean).
     std::unique_ptr<Worker> worker;
     bool worker_goes_on = false;
+    // isolation = "worker", gtest: the worker whose process it holds (or
+    // held: the tests it ran before this one are ran_before).
+    std::shared_ptr<GtestWorker> gtest;
+    std::size_t ran_in_worker = 0;  // how many of gtest->ran ran before it
 
     bool all_reaped() const;
     // The launcher started no rank within its start-timeout.
@@ -250,6 +278,8 @@ class ProcessTestRunner final : public schedule::TestRunner {
     }
   };
 
+  std::unique_ptr<RunningTest> prepare_test(const select::PlannedTest& test,
+                                            const schedule::Assignment& assignment);
   void reap();
   // Starting ranks: alone, forked, or through a launcher (launcher_runner.cpp).
   // False: it could not start (a Finished error says why); drop it.
@@ -293,6 +323,18 @@ class ProcessTestRunner final : public schedule::TestRunner {
   void worker_finished(RunningTest& running);
   bool worker_ended(pid_t pid, const ProcessExit& exit);
   std::vector<int> worker_descriptors() const;
+  // gtest workers (gtest_worker.cpp).
+  bool runs_in_gtest_worker(const RunningTest& running) const;
+  bool prepare_gtest_worker(RunningTest& running, std::vector<schedule::Follower> followers);
+  std::vector<int> gtest_worker_descriptors() const;
+  void poll_gtest_workers(Clock::time_point now);
+  void gtest_event(RunningTest*& holder, const GtestStreamEvent& event,
+                   std::vector<std::unique_ptr<RunningTest>>& began, Clock::time_point now);
+  void gtest_test_ended(RunningTest& holder, const std::string& next,
+                        std::vector<std::unique_ptr<RunningTest>>& began, Clock::time_point now);
+  void gtest_worker_exited(RunningTest& holder);
+  bool gtest_slice(RunningTest& holder, std::uintmax_t end);
+  void hand_back_followers(RunningTest& running, bool alone);
   // Fresh pytest ranks that say when their test begins (start-timeout).
   void ask_when_begun(RunningTest& running, Rank& slot, process::SpawnRequest& request,
                       process::Descriptor& write_end);
@@ -318,6 +360,9 @@ class ProcessTestRunner final : public schedule::TestRunner {
   std::vector<std::unique_ptr<RunningTest>> running_;
   std::vector<schedule::Finished> finished_;  // not yet returned by wait()
   std::vector<schedule::SlowNotice> slow_;     // not yet returned by wait()
+  std::vector<schedule::Assignment> started_;  // followers begun, not yet returned
+  std::vector<schedule::Returned> returned_;   // followers handed back, not yet returned
+  bool no_more_starts_ = false;
   bool stopping_ = false;  // stop_all() was called
   // One per pytest source in fork-server mode; sources whose server could
   // not serve run plain.

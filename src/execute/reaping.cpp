@@ -36,6 +36,7 @@ void ProcessTestRunner::reap() {
   // Answers first: a forked test that ended at once is adopted, not an orphan.
   poll_forks(Clock::now());
   poll_workers(Clock::now());
+  poll_gtest_workers(Clock::now());
   const auto exits = process::reap_exited_children([&](pid_t pid) {
     // The test is over once its last rank is: end whatever its processes
     // left behind while the group id is still held by this zombie.
@@ -74,6 +75,7 @@ void ProcessTestRunner::reap() {
     }
     found.rank->child.mark_reaped(exit);
     found.rank->ended = now;
+    if (found.test->gtest && found.test->gtest->holder == found.test) gtest_worker_exited(*found.test);
     rank_ended(*found.test, *found.rank, now);
   }
   for (auto it = running_.begin(); it != running_.end();) {

@@ -53,7 +53,8 @@ std::vector<int> ProcessTestRunner::begin_descriptors() const {
 
 void ProcessTestRunner::poll_begins(Clock::time_point now) {
   for (auto& running : running_) {
-    if (running->began) continue;
+    // A gtest worker's test begins with its TestStart (gtest_worker.cpp).
+    if (running->began || running->gtest) continue;
     for (auto& rank : running->ranks) {
       if (!rank.begin_signal) continue;
       char byte;

@@ -121,6 +121,17 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
   if (facts.usage && facts.usage->oom_kills > 0) running.worker_goes_on = false;
   std::vector<std::string> ran_before;
   if (running.worker) ran_before = running.worker->ran;
+  if (running.gtest) {
+    auto& worker = *running.gtest;
+    ran_before.assign(worker.ran.begin(), worker.ran.begin() + static_cast<std::ptrdiff_t>(running.ran_in_worker));
+    if (worker.holder == &running) {
+      hand_back_followers(running, false);
+      worker.holder = nullptr;
+    } else if (worker.holder && !worker.holder->cgroup) {
+      // The process (and its cgroup) went on to the next test.
+      worker.holder->cgroup = std::move(running.cgroup);
+    }
+  }
   worker_finished(running);
   // Removed while the runner next waits, not before the next test starts.
   if (options_.cgroups && running.cgroup)

@@ -50,7 +50,8 @@ ProcessTestRunner::Worker::~Worker() {
 // Which tests run in a worker: those that may (select::may_run_in_worker),
 // forked (not a fresh process's attempt), their output captured.
 bool ProcessTestRunner::runs_in_worker(const RunningTest& running) const {
-  return select::may_run_in_worker(*running.test) && running.ranks.size() == 1 &&
+  return running.test->test->source->kind == SuiteKind::pytest &&
+         select::may_run_in_worker(*running.test) && running.ranks.size() == 1 &&
          options_.capture_output && !running.assignment.fresh_process;
 }
 

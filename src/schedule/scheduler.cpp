@@ -31,6 +31,23 @@ TestResult order_dependent_failure(TestResult failure, const std::vector<std::st
 
 namespace {
 
+// isolation = "worker" for gtest: a worker runs a share of one binary's
+// tests through GoogleTest's own loop. A share is about this much work
+// (by last run's durations; a test never run counts kUnknownTestTime), so
+// a failure or crash costs a new worker little and the run's end stays
+// balanced.
+constexpr auto kShareOfWork = std::chrono::milliseconds(2000);
+constexpr auto kUnknownTestTime = std::chrono::milliseconds(50);
+constexpr std::size_t kMostFollowers = 256;
+
+// Whether two tests can share one worker process: what shapes the process
+// (its slots, cgroup limits, TMPDIR, environment) is the same.
+bool same_process_shape(const select::ResolvedSettings& a, const select::ResolvedSettings& b) {
+  return a.slots == b.slots && a.max_processes == b.max_processes &&
+         a.max_memory == b.max_memory && a.private_tmpdir == b.private_tmpdir &&
+         a.leak_is_failure == b.leak_is_failure;
+}
+
 std::list<std::size_t> start_order(const std::vector<select::PlannedTest>& plan) {
   std::list<std::size_t> order;
   for (std::size_t i = 0; i < plan.size(); ++i)
@@ -94,6 +111,9 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
     return names;
   };
   std::list<Retry> retries;
+  // Tests a worker handed back after it ended normally without running
+  // them: they run alone (a name the binary's filter does not run).
+  std::set<std::size_t> alone;
   std::size_t running = 0;
   bool exclusive_running = false;
 
@@ -168,7 +188,53 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
   };
 
   const auto cancel = [&](CancelReason reason) {
+    if (result.cancel == CancelReason::none) runner.no_more_starts();
     result.cancel = std::max(result.cancel, reason);
+  };
+  // A gtest test that may lead a worker's share, or follow in one.
+  const auto shares_worker = [&](std::size_t index) {
+    const auto& test = plan[index];
+    return test.test->source->kind == SuiteKind::gtest && select::may_run_in_worker(test) &&
+           !test.settings->exclusive && test.test->detail().resource_locks.empty() &&
+           !diagnosis.count(index) && !alone.count(index);
+  };
+  const auto expected_time = [&](std::size_t index) {
+    const auto known = index < options.expected.size() ? options.expected[index]
+                                                       : std::chrono::milliseconds(0);
+    return known.count() > 0 ? known : std::chrono::milliseconds(kUnknownTestTime);
+  };
+  // The tests that follow `lead` in its worker: pending tests of its
+  // binary registered after it (GoogleTest runs a filter's tests in
+  // registration order, which is discovery order: the plan's TestCases
+  // are one vector), taken out of `pending`, in that order.
+  const auto take_followers = [&](std::size_t lead) {
+    std::vector<Follower> followers;
+    const auto& first = plan[lead];
+    std::size_t eligible = 0;
+    for (const auto index : pending)
+      if (index != lead && plan[index].test->source == first.test->source) ++eligible;
+    // No share larger than its part of what is left of the binary, so the
+    // run's last minutes are not one worker's while other slots idle.
+    const auto slots = static_cast<std::size_t>(std::max(1, resources.total_slots()));
+    const std::size_t cap = std::min<std::size_t>(kMostFollowers, slots == 1 ? eligible : eligible / (2 * slots));
+    auto budget = kShareOfWork - expected_time(lead);
+    for (auto it = pending.begin(); it != pending.end() && followers.size() < cap &&
+                                    budget.count() > 0;) {
+      const auto index = *it;
+      const auto& test = plan[index];
+      if (index == lead || test.test->source != first.test->source || test.test < first.test ||
+          !shares_worker(index) || !same_process_shape(*test.settings, *first.settings) ||
+          (ordered && (waiting[index] > 0 || ended[index]))) {
+        ++it;
+        continue;
+      }
+      budget -= expected_time(index);
+      followers.push_back(Follower{index, &test});
+      it = pending.erase(it);
+    }
+    std::sort(followers.begin(), followers.end(),
+              [](const Follower& a, const Follower& b) { return a.test->test < b.test->test; });
+    return followers;
   };
   // Starts `index` if it fits now; false when it must wait.
   const auto try_start = [&](std::size_t index, int attempt) -> bool {
@@ -207,6 +273,13 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
     ++running;
     exclusive_running = test.settings->exclusive;
     observer.test_started(test, assignment);
+    if (attempt == 1 && shares_worker(index)) {
+      Assignment leading = assignment;
+      leading.followers = take_followers(index);
+      running += leading.followers.size();
+      runner.start(test, leading);
+      return true;
+    }
     runner.start(test, assignment);
     return true;
   };
@@ -277,6 +350,14 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
     for (const auto& retry : retries)
       if (!wake_by || retry.not_before < *wake_by) wake_by = retry.not_before;
     const RunnerWakeup wakeup = runner.wait(wake_by);
+    // Handed back unstarted: first in line again, in their order.
+    for (auto it = wakeup.returned.rbegin(); it != wakeup.returned.rend(); ++it) {
+      --running;
+      pending.push_front(it->test_index);
+      if (it->alone) alone.insert(it->test_index);
+    }
+    for (const auto& started : wakeup.started)
+      observer.test_started(plan[started.test_index], started);
     for (const auto& notice : wakeup.slow)
       observer.test_slow(plan[notice.assignment.test_index], notice);
     for (auto finished : wakeup.finished) {
@@ -294,7 +375,10 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
       // not count against retries.
       bool diagnose = false;
       bool order_dependent = false;  // its verdict is final: a retry alone would pass
-      if (failed && finished.forked && found == diagnosis.end() && going_on) {
+      // A failure after other tests in one worker process (a gtest worker
+      // need not be forked) is diagnosed as a forked one is.
+      if (failed && (finished.forked || !finished.ran_before.empty()) &&
+          found == diagnosis.end() && going_on) {
         // Out of machine memory: not the earlier tests' doing (their memory
         // is the worker's, but so is every other process's on the machine),
         // so never narrowed down to one of them; decided as a forked failure.

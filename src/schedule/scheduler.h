@@ -15,6 +15,8 @@
 
 namespace ranktest::schedule {
 
+struct Follower;
+
 // One start of one test.
 struct Assignment {
   std::size_t test_index = 0;  // into the plan
@@ -30,6 +32,18 @@ struct Assignment {
   // tests (pytest node ids) its new worker runs first, in this order, as
   // they ran before its failure; their outcomes are not reported.
   std::vector<std::string> run_first = {};
+  // isolation = "worker", gtest: tests of the same binary that run after
+  // this one in its worker process, in the binary's own order (GoogleTest's
+  // loop runs them). Each is reported started by the runner when it starts
+  // (RunnerWakeup::started) or handed back unstarted
+  // (RunnerWakeup::returned); the grant goes with the worker and comes back
+  // with the last test it ran.
+  std::vector<Follower> followers = {};
+};
+
+struct Follower {
+  std::size_t test_index = 0;
+  const select::PlannedTest* test = nullptr;
 };
 
 struct Finished {
@@ -59,7 +73,18 @@ struct SlowNotice {
   std::chrono::milliseconds elapsed{0};
 };
 
+// A follower (Assignment::followers) its worker never started.
+struct Returned {
+  std::size_t test_index = 0;
+  // The worker ended normally without starting it (the binary did not run
+  // it): it runs alone next time, never in a worker's share again.
+  bool alone = false;
+};
+
 struct RunnerWakeup {
+  // Followers that began in their worker, in order (before `finished`).
+  std::vector<Assignment> started;
+  std::vector<Returned> returned;
   std::vector<Finished> finished;
   std::vector<SlowNotice> slow;
   // SIGINT, SIGTERM or SIGHUP reached the runner.
@@ -82,6 +107,9 @@ class TestRunner {
   // Stops every running test (SIGTERM, grace period, SIGKILL); each still
   // comes back from wait(), as `interrupted`.
   virtual void stop_all() = 0;
+  // The run stops starting tests (--fail-fast): followers still to come
+  // in a worker are handed back (RunnerWakeup::returned), not started.
+  virtual void no_more_starts() {}
   // Every test that waits for the ended test `test_index` has ended too:
   // what it kept running for them (a CTest fixture setup's server) ends.
   virtual void release_kept(std::size_t /*test_index*/) {}
@@ -127,6 +155,9 @@ struct ScheduleOptions {
   // What must end before each test of the plan starts, and which tests can
   // never start (CTest's DEPENDS and fixtures); empty: no test waits.
   select::RunOrder order;
+  // Per test of the plan, how long it took last time (0: unknown): sizes
+  // a gtest worker's share of a binary's tests.
+  std::vector<std::chrono::milliseconds> expected;
 };
 
 struct ScheduleResult {

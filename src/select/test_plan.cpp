@@ -248,8 +248,12 @@ void order_longest_first(std::vector<PlannedTest>& tests,
 
 bool may_run_in_worker(const PlannedTest& test) {
   const auto& settings = *test.settings;
-  return settings.worker_isolation && test.test->source->kind == SuiteKind::pytest &&
-         test.test->source->fork_server && settings.ranks == 1 && !settings.ranked &&
+  const auto& source = *test.test->source;
+  // pytest: its fork server forks the worker; gtest: the binary runs a
+  // share of its tests, forked or fresh.
+  const bool kind = (source.kind == SuiteKind::pytest && source.fork_server) ||
+                    source.kind == SuiteKind::gtest;
+  return settings.worker_isolation && kind && settings.ranks == 1 && !settings.ranked &&
          !settings.audit_children && settings.network == Network::host &&
          settings.launcher == Launcher::local && !test.fresh_process;
 }

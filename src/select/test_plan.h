@@ -86,7 +86,8 @@ struct PlannedTest {
 // Whether a test may run in a worker process (isolation = "worker") with
 // the processes it needs: one rank, none started for it by a launcher, no
 // audit (ptrace follows one process's tests), the host's network (a
-// namespace is joined once per process), a pytest source's fork server.
+// namespace is joined once per process), a pytest source's fork server or
+// a gtest binary.
 bool may_run_in_worker(const PlannedTest& test);
 
 struct NotRunnable {

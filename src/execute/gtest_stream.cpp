@@ -1,0 +1,126 @@
+#include "execute/gtest_stream.h"
+
+#include <charconv>
+#include <nlohmann/json.hpp>
+
+#include "text/sanitize.h"
+
+namespace ranktest::execute {
+namespace {
+
+// GoogleTest's UrlEncode writes '%', '=', '&' and '\n' as %XX.
+std::string url_decode(std::string_view text) {
+  std::string decoded;
+  decoded.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '%' && i + 2 < text.size()) {
+      int value = 0;
+      const auto [end, ec] = std::from_chars(text.data() + i + 1, text.data() + i + 3, value, 16);
+      if (ec == std::errc() && end == text.data() + i + 3) {
+        decoded += static_cast<char>(value);
+        i += 2;
+        continue;
+      }
+    }
+    decoded += text[i];
+  }
+  return decoded;
+}
+
+template <typename Number>
+Number number(std::string_view text) {
+  Number value = 0;
+  std::from_chars(text.data(), text.data() + text.size(), value);
+  return value;
+}
+
+}  // namespace
+
+GtestStreamEvent parse_gtest_stream_line(std::string_view line) {
+  GtestStreamEvent event;
+  std::string_view kind;
+  // A test's or suite's name is sent as it is (never encoded), so it is
+  // the rest of the line after "name=", '&' and '=' included.
+  while (!line.empty()) {
+    const auto equals = line.find('=');
+    if (equals == std::string_view::npos) break;
+    const auto key = line.substr(0, equals);
+    auto rest = line.substr(equals + 1);
+    std::string_view value;
+    if (key == "name") {
+      value = rest;
+      rest = {};
+    } else {
+      const auto amp = rest.find('&');
+      value = rest.substr(0, amp);
+      rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
+    }
+    if (key == "event") kind = value;
+    else if (key == "name") event.name = std::string(value);
+    else if (key == "file") event.file = url_decode(value);
+    else if (key == "line") event.line = number<int>(value);
+    else if (key == "message") event.message = url_decode(value);
+    else if (key == "passed") event.passed = value == "1";
+    else if (key == "elapsed_time") event.elapsed_ms = number<std::int64_t>(value);
+    line = rest;
+  }
+  using Kind = GtestStreamEvent::Kind;
+  event.kind = kind == "TestCaseStart"    ? Kind::suite_start
+               : kind == "TestStart"      ? Kind::test_start
+               : kind == "TestPartResult" ? Kind::part_result
+               : kind == "TestEnd"        ? Kind::test_end
+                                          : Kind::other;
+  return event;
+}
+
+std::vector<GtestStreamEvent> GtestStreamReader::feed(std::string_view bytes) {
+  buffered_.append(bytes);
+  std::vector<GtestStreamEvent> events;
+  std::size_t from = 0;
+  for (;;) {
+    const auto newline = buffered_.find('\n', from);
+    if (newline == std::string::npos) break;
+    std::string_view line(buffered_.data() + from, newline - from);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    events.push_back(parse_gtest_stream_line(line));
+    from = newline + 1;
+  }
+  buffered_.erase(0, from);
+  // A line no end ever comes for is not kept without bound.
+  if (buffered_.size() > (1u << 20)) buffered_.clear();
+  return events;
+}
+
+std::string gtest_report_for(const GtestStreamedTest& test, bool skipped) {
+  const std::string& suite = test.suite;
+  nlohmann::json entry{{"name", test.test},
+                       {"status", "RUN"},
+                       {"result", skipped ? "SKIPPED" : "COMPLETED"},
+                       {"time", std::to_string(test.elapsed_ms / 1000.0) + "s"}};
+  if (skipped) {
+    entry["skipped"] = {{"message", test.parts.empty() ? "" : test.parts.front().message}};
+  } else {
+    auto failures = nlohmann::json::array();
+    for (const auto& part : test.parts) {
+      // gtest's own form: "file:line\nmessage" ("unknown file" without one).
+      const std::string where =
+          part.file.empty() ? "unknown file"
+                            : part.line > 0 ? part.file + ":" + std::to_string(part.line) : part.file;
+      failures.push_back({{"failure", where + "\n" + part.message}, {"type", ""}});
+    }
+    if (!failures.empty()) entry["failures"] = std::move(failures);
+  }
+  nlohmann::json report{{"testsuites", nlohmann::json::array({{{"name", suite},
+                                                               {"testsuite", {entry}}}})}};
+  // Names and messages are bytes; the report is read as gtest's is.
+  return report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string gtest_run_line(const std::string& name) { return "[ RUN      ] " + name + "\n"; }
+
+bool gtest_log_says_skipped(std::string_view log, const std::string& name) {
+  const std::string line = "[  SKIPPED ] " + name + " (";
+  return log.find(line) != std::string_view::npos;
+}
+
+}  // namespace ranktest::execute

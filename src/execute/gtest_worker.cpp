@@ -1,0 +1,340 @@
+// isolation = "worker" for gtest: one process of a binary runs a share of
+// its tests (Assignment::followers) through GoogleTest's own loop, as the
+// binary run alone would, with --gtest_filter naming them; GoogleTest's
+// result streaming (--gtest_stream_result_to) tells the runner of each
+// start and end over a TCP connection to 127.0.0.1 (gtest_stream.h).
+//
+// Each test holds the process as its rank from its TestStart until the
+// next test's TestStart (by then GoogleTest's printer has flushed the
+// test's last lines) or the process's end: its own timeout, stacks, crash,
+// log slice, report (written from the stream as gtest's JSON would be) and
+// leftovers. A test that fails, crashes, hangs or leaves processes behind
+// ends the worker; the tests it did not start go back to the scheduler,
+// which gives them to a new worker. Why not call the binary's main again
+// per test: a custom main may not run twice (InitGoogleLogging aborts,
+// AddGlobalTestEnvironment accumulates, --gtest_output is read once).
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "execute/process_test_runner.h"
+#include "framework/gtest_invocation.h"
+#include "process/own_files.h"
+
+namespace ranktest::execute {
+namespace {
+
+// The last argv entry starting with `prefix`, or end.
+std::vector<std::string>::iterator last_with(std::vector<std::string>& argv, std::string_view prefix) {
+  for (auto it = argv.end(); it != argv.begin();) {
+    --it;
+    if (std::string_view(*it).starts_with(prefix)) return it;
+  }
+  return argv.end();
+}
+
+// Where `needle` first occurs in the file at or after `from`; nullopt: not in it.
+std::optional<std::uintmax_t> find_in_file(const std::filesystem::path& path, std::uintmax_t from,
+                                           const std::string& needle) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  in.seekg(static_cast<std::streamoff>(from));
+  std::string carried;
+  std::uintmax_t at = from;  // file offset of carried[0]
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    carried.append(chunk, static_cast<std::size_t>(in.gcount()));
+    const auto found = carried.find(needle);
+    if (found != std::string::npos) return at + found;
+    // Keep what could begin a match across the chunk's end.
+    const std::size_t keep = std::min(carried.size(), needle.size());
+    at += carried.size() - keep;
+    carried.erase(0, carried.size() - keep);
+  }
+  return std::nullopt;
+}
+
+std::string read_range(const std::filesystem::path& path, std::uintmax_t from, std::uintmax_t to) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in || to <= from) return {};
+  in.seekg(static_cast<std::streamoff>(from));
+  std::string bytes(static_cast<std::size_t>(to - from), '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  bytes.resize(static_cast<std::size_t>(in.gcount()));
+  return bytes;
+}
+
+}  // namespace
+
+bool ProcessTestRunner::runs_in_gtest_worker(const RunningTest& running) const {
+  return running.test->test->source->kind == SuiteKind::gtest &&
+         select::may_run_in_worker(*running.test) && running.ranks.size() == 1 &&
+         options_.capture_output && !running.assignment.fresh_process;
+}
+
+// The lead's command becomes the worker's: the filter names the share (and,
+// narrowing down an order-dependent failure, the tests to run first), the
+// report is written per test from the stream, the output goes to the
+// worker's own log. False: no socket; it runs alone.
+bool ProcessTestRunner::prepare_gtest_worker(RunningTest& running,
+                                             std::vector<schedule::Follower> followers) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return false;
+  auto worker = std::make_shared<GtestWorker>();
+  worker->listener.reset(fd);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      ::listen(fd, 1) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0)
+    return false;
+  std::vector<std::string> names = running.assignment.run_first;
+  names.push_back(running.test->test->name);
+  for (const auto& follower : followers) names.push_back(follower.test->test->name);
+  std::string filter = "--gtest_filter=";
+  for (std::size_t i = 0; i < names.size(); ++i)
+    filter += (i ? ":" : "") + framework::gtest_filter_selecting(names[i]);
+  auto& argv = running.commands.front().argv;
+  if (const auto it = last_with(argv, "--gtest_output="); it != argv.end()) argv.erase(it);
+  if (const auto it = last_with(argv, "--gtest_filter="); it != argv.end()) *it = std::move(filter);
+  else argv.push_back(std::move(filter));
+  const int port = ntohs(address.sin_port);
+  argv.push_back(fmt::format("--gtest_stream_result_to=127.0.0.1:{}", port));
+  // The gate holds each test's end until the runner looked at it
+  // (forkserver/gtest_gate.cpp): a fork server's child has it already, a
+  // fresh process preloads it.
+  auto& env = running.commands.front().set;
+  env.emplace_back("RANKTEST_GTEST_GATE", std::to_string(port));
+  std::string preload = process::beside_own_binary("libranktest-gtest-gate.so").string();
+  const auto given = std::find_if(env.begin(), env.end(),
+                                  [](const auto& entry) { return entry.first == "LD_PRELOAD"; });
+  if (given != env.end()) {
+    if (!given->second.empty()) preload += ":" + given->second;
+    env.erase(given);
+  } else if (const char* inherited = std::getenv("LD_PRELOAD"); inherited && *inherited) {
+    preload += ":" + std::string(inherited);
+  }
+  env.emplace_back("LD_PRELOAD", std::move(preload));
+  const auto folder = folder_.path() / "workers";
+  std::error_code error;
+  std::filesystem::create_directories(folder, error);
+  worker->log = folder / fmt::format("gtest-{}.log", ++workers_started_);
+  running.commands.front().log = worker->log;
+  worker->queue = std::move(followers);
+  worker->holder = &running;
+  running.gtest = std::move(worker);
+  // Until its own TestStart, the lead is bounded as a starting process.
+  running.began = false;
+  return true;
+}
+
+std::vector<int> ProcessTestRunner::gtest_worker_descriptors() const {
+  std::vector<int> descriptors;
+  for (const auto& running : running_) {
+    if (!running->gtest || running->gtest->holder != running.get()) continue;
+    if (running->gtest->listener) descriptors.push_back(running->gtest->listener.get());
+    if (running->gtest->stream) descriptors.push_back(running->gtest->stream.get());
+  }
+  return descriptors;
+}
+
+void ProcessTestRunner::poll_gtest_workers(Clock::time_point now) {
+  std::vector<std::unique_ptr<RunningTest>> began;
+  for (std::size_t i = 0; i < running_.size(); ++i) {
+    RunningTest* holder = running_[i].get();
+    if (!holder->gtest || holder->gtest->holder != holder) continue;
+    const auto worker = holder->gtest;  // alive while its tests change hands
+    if (!worker->stream && worker->listener) {
+      const int fd = ::accept4(worker->listener.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd >= 0) {
+        worker->stream.reset(fd);
+        worker->listener.reset();
+      }
+    }
+    char chunk[1 << 14];
+    while (worker->stream) {
+      const ssize_t n = ::read(worker->stream.get(), chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) worker->stream.reset();
+      if (n <= 0) break;
+      for (const auto& event : worker->reader.feed({chunk, static_cast<std::size_t>(n)})) {
+        if (holder && holder->phase == Phase::running) gtest_event(holder, event, began, now);
+        // The worker waits at each test's end for this (the gate), whoever's
+        // test it was; what the test left was looked at in gtest_event.
+        if (event.kind == GtestStreamEvent::Kind::test_end && worker->stream)
+          (void)!::write(worker->stream.get(), "1", 1);
+      }
+    }
+  }
+  for (auto& test : began) running_.push_back(std::move(test));
+}
+
+void ProcessTestRunner::gtest_event(RunningTest*& holder, const GtestStreamEvent& event,
+                                    std::vector<std::unique_ptr<RunningTest>>& began,
+                                    Clock::time_point now) {
+  auto& worker = *holder->gtest;
+  using Kind = GtestStreamEvent::Kind;
+  switch (event.kind) {
+    case Kind::suite_start:
+      worker.suite = event.name;
+      return;
+    case Kind::test_start: {
+      const std::string name = worker.suite + "." + event.name;
+      if (!holder->began) {
+        // Tests run first (narrowing down) or matched beside it by the
+        // filter belong to its start; its own start starts its clock.
+        if (name != holder->test->test->name) return;
+        holder->began = true;
+        holder->started = now;
+        holder->deadline = now + holder->test->settings->timeout;
+        holder->next_slow_note = now + holder->test->settings->slow;
+        worker.current = GtestStreamedTest{worker.suite, event.name, name, {}, false, false, 0};
+        worker.slice_from = find_in_file(worker.log, 0, gtest_run_line(name)).value_or(0);
+        return;
+      }
+      if (!worker.current.ended) return;  // not GoogleTest's order: the holder's still
+      gtest_test_ended(*holder, name, began, now);
+      holder = worker.holder;
+      return;
+    }
+    case Kind::part_result:
+      if (holder->began && !worker.current.ended)
+        worker.current.parts.push_back({event.file, event.line, event.message});
+      return;
+    case Kind::test_end: {
+      if (!holder->began || worker.current.ended) return;
+      worker.current.ended = true;
+      worker.current.passed = event.passed;
+      worker.current.elapsed_ms = event.elapsed_ms;
+      // The worker waits at the gate: what runs beside it now is this test's.
+      const auto& slot = holder->ranks.front();
+      worker.left = test_processes(*holder, slot.child.process_group());
+      std::erase(worker.left, slot.child.pid());
+      return;
+    }
+    case Kind::other:
+      return;
+  }
+}
+
+// The holder's log slice (its RUN line up to `end`) becomes its own log,
+// and, once GoogleTest said it ended, its report. True: it was skipped.
+bool ProcessTestRunner::gtest_slice(RunningTest& holder, std::uintmax_t end) {
+  auto& worker = *holder.gtest;
+  auto& slot = holder.ranks.front();
+  const auto slice = read_range(worker.log, worker.slice_from, end);
+  {
+    std::ofstream out(slot.log_path, std::ios::binary | std::ios::app);
+    out << slice;
+  }
+  if (!worker.current.ended) return false;
+  const bool skipped = gtest_log_says_skipped(slice, worker.current.name);
+  std::ofstream report(slot.report_path, std::ios::binary | std::ios::trunc);
+  report << gtest_report_for(worker.current, skipped);
+  return skipped;
+}
+
+// The holder's test ended and `next` began in its process: the holder ends
+// as its own process would have; the process goes on as `next`'s if the
+// holder passed (or skipped), left nothing running, and `next` is the
+// share's; else it is killed and the share's rest handed back.
+void ProcessTestRunner::gtest_test_ended(RunningTest& holder, const std::string& next,
+                                         std::vector<std::unique_ptr<RunningTest>>& began,
+                                         Clock::time_point now) {
+  auto& worker = *holder.gtest;
+  auto& slot = holder.ranks.front();
+  std::error_code error;
+  const auto size = std::filesystem::file_size(worker.log, error);
+  const auto end = find_in_file(worker.log, worker.slice_from + 1, gtest_run_line(next))
+                       .value_or(error ? worker.slice_from : size);
+  const bool skipped = gtest_slice(holder, end);
+  const bool ok = worker.current.passed || skipped;
+  const auto follower = std::find_if(worker.queue.begin(), worker.queue.end(), [&](const auto& f) {
+    return f.test->test->name == next;
+  });
+  const pid_t pid = slot.child.pid();
+  const pid_t group = slot.child.process_group();
+  // What it left, as seen at its end (the gate held the worker there), if
+  // still running.
+  std::vector<pid_t> others;
+  for (const pid_t left : test_processes(holder, group))
+    if (std::find(worker.left.begin(), worker.left.end(), left) != worker.left.end())
+      others.push_back(left);
+  worker.left.clear();
+  process::ChildProcess process = std::move(slot.child);
+  slot.child = process::ChildProcess::elsewhere();
+  ProcessExit as_alone;  // as the binary would have ended, running it alone
+  as_alone.code = ok ? 0 : 1;
+  slot.child.mark_reaped(as_alone);
+  slot.ended = now;
+  std::unique_ptr<RunningTest> successor;
+  if (ok && others.empty() && follower != worker.queue.end() && !stopping_ && !no_more_starts_) {
+    schedule::Assignment assignment{follower->test_index, 1, std::move(holder.assignment.grant)};
+    holder.assignment.grant = schedule::Grant{};
+    const auto* test = follower->test;
+    worker.queue.erase(follower);
+    successor = prepare_test(*test, assignment);
+    if (!successor) holder.assignment.grant = std::move(assignment.grant);  // an error was said
+  }
+  if (successor) {
+    worker.ran.push_back(holder.test->test->id);
+    successor->ran_in_worker = worker.ran.size();
+    successor->gtest = holder.gtest;
+    successor->forked = holder.forked;
+    successor->spawned = 1;
+    successor->started = now;
+    successor->deadline = now + successor->test->settings->timeout;
+    successor->next_slow_note = now + successor->test->settings->slow;
+    worker.holder = successor.get();
+    const auto dot = next.find('.');
+    worker.current = GtestStreamedTest{worker.suite, next.substr(dot + 1), next, {}, false, false, 0};
+    worker.slice_from = end;
+    started_.push_back(successor->assignment);
+    started_rank(*successor, successor->ranks.front(), std::move(process));
+    began.push_back(std::move(successor));
+  } else {
+    ::kill(pid, SIGKILL);
+    retired_workers_.push_back(std::move(process));
+    if (!others.empty()) {
+      holder.left_behind = std::move(others);
+      holder.settle_group = group;
+      note_leftovers(holder);
+      holder.enter(Phase::settling, now + options_.grace_period);
+    }
+    hand_back_followers(holder, false);
+  }
+  rank_ended(holder, slot, now);
+}
+
+// The worker's process ended while `holder` held it: its slice is the rest
+// of the log. The share's tests not started go back; where the process
+// ended by itself, the binary did not run them, and each runs alone.
+void ProcessTestRunner::gtest_worker_exited(RunningTest& holder) {
+  auto& worker = *holder.gtest;
+  std::error_code error;
+  const auto size = std::filesystem::file_size(worker.log, error);
+  if (holder.began) gtest_slice(holder, error ? worker.slice_from : size);
+  const auto& exit = holder.ranks.front().child.exit();
+  const bool by_itself = exit && !exit->signaled && !holder.timed_out && !holder.interrupted;
+  hand_back_followers(holder, by_itself);
+}
+
+void ProcessTestRunner::hand_back_followers(RunningTest& running, bool alone) {
+  if (!running.gtest) return;
+  for (const auto& follower : running.gtest->queue)
+    returned_.push_back(schedule::Returned{follower.test_index, alone});
+  running.gtest->queue.clear();
+}
+
+}  // namespace ranktest::execute
