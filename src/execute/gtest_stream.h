@@ -61,6 +61,9 @@ std::string gtest_report_for(const GtestStreamedTest& test, bool skipped);
 
 // The line GoogleTest's printer writes when a test starts.
 std::string gtest_run_line(const std::string& name);
+// Whether GoogleTest's printer printed a skip's part result ("file:line:
+// Skipped") and no failure's in this part of a test's output.
+bool gtest_log_says_skipping(std::string_view log);
 // Whether GoogleTest's printer said the test was skipped.
 bool gtest_log_says_skipped(std::string_view log, const std::string& name);
 

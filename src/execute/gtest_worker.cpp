@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -158,6 +159,8 @@ void ProcessTestRunner::poll_gtest_workers(Clock::time_point now) {
     if (!worker->stream && worker->listener) {
       const int fd = ::accept4(worker->listener.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd >= 0) {
+        const int on = 1;
+        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
         worker->stream.reset(fd);
         worker->listener.reset();
       }
@@ -172,8 +175,10 @@ void ProcessTestRunner::poll_gtest_workers(Clock::time_point now) {
         if (holder && holder->phase == Phase::running) gtest_event(holder, event, began, now);
         // The worker waits at each test's end for this (the gate), whoever's
         // test it was; what the test left was looked at in gtest_event.
-        if (event.kind == GtestStreamEvent::Kind::test_end && worker->stream)
-          (void)!::write(worker->stream.get(), "1", 1);
+        if (event.kind == GtestStreamEvent::Kind::test_end && worker->stream) {
+          (void)!::write(worker->stream.get(), &worker->answer, 1);
+          worker->answer = 'c';
+        }
       }
     }
   }
@@ -221,6 +226,17 @@ void ProcessTestRunner::gtest_event(RunningTest*& holder, const GtestStreamEvent
       const auto& slot = holder->ranks.front();
       worker.left = test_processes(*holder, slot.child.process_group());
       std::erase(worker.left, slot.child.pid());
+      // A test that failed or left processes ends its worker here, before
+      // the next test starts in it: the gate exits with the binary's code
+      // (the process's end is then the test's, leftovers found as for any
+      // test). A skip's part result says "Skipped" in the log.
+      const bool ok = event.passed || gtest_log_says_skipping(read_range(
+                                          worker.log, worker.slice_from,
+                                          worker.slice_from + (std::uintmax_t(1) << 20)));
+      if (!ok || !worker.left.empty() || no_more_starts_ || stopping_) {
+        worker.answer = ok ? 'e' : 'f';
+        worker.ending = true;
+      }
       return;
     }
     case Kind::other:
@@ -279,7 +295,8 @@ void ProcessTestRunner::gtest_test_ended(RunningTest& holder, const std::string&
   slot.child.mark_reaped(as_alone);
   slot.ended = now;
   std::unique_ptr<RunningTest> successor;
-  if (ok && others.empty() && follower != worker.queue.end() && !stopping_ && !no_more_starts_) {
+  if (ok && others.empty() && follower != worker.queue.end() && !stopping_ && !no_more_starts_ &&
+      !worker.ending) {
     schedule::Assignment assignment{follower->test_index, 1, std::move(holder.assignment.grant)};
     holder.assignment.grant = schedule::Grant{};
     const auto* test = follower->test;
@@ -319,14 +336,16 @@ void ProcessTestRunner::gtest_test_ended(RunningTest& holder, const std::string&
 
 // The worker's process ended while `holder` held it: its slice is the rest
 // of the log. The share's tests not started go back; where the process
-// ended by itself, the binary did not run them, and each runs alone.
+// ended by itself (not told to at the gate), the binary did not run them,
+// and each runs alone.
 void ProcessTestRunner::gtest_worker_exited(RunningTest& holder) {
   auto& worker = *holder.gtest;
   std::error_code error;
   const auto size = std::filesystem::file_size(worker.log, error);
   if (holder.began) gtest_slice(holder, error ? worker.slice_from : size);
   const auto& exit = holder.ranks.front().child.exit();
-  const bool by_itself = exit && !exit->signaled && !holder.timed_out && !holder.interrupted;
+  const bool by_itself =
+      exit && !exit->signaled && !holder.timed_out && !holder.interrupted && !worker.ending;
   hand_back_followers(holder, by_itself);
 }
 

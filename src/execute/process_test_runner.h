@@ -198,6 +198,8 @@ class ProcessTestRunner final : public schedule::TestRunner {
     RunningTest* holder = nullptr;
     std::vector<std::string> ran;  // ids of the tests it ran, in order
     std::vector<pid_t> left;  // running beside it at the holder's TestEnd
+    char answer = 'c';  // to the gate at the next TestEnd (forkserver/gtest_gate.cpp)
+    bool ending = false;  // told to end at its holder's TestEnd
   };
 
   struct RunningTest {

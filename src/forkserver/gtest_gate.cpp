@@ -4,19 +4,24 @@
 // process the fifth test leaves running would already exist when the
 // runner looks at what the second left, and be blamed on it. So the
 // worker waits, after each "event=TestEnd" line it sends, for the runner's
-// one-byte answer: the runner answers once it has looked at what the test
-// left (and knows when it ended). Only the connection to 127.0.0.1 on the
-// port RANKTEST_GTEST_GATE names is gated; every other write is libc's.
+// one-byte answer, given once the runner has looked at what the test left:
+// 'c' goes on to the next test; 'e' or 'f' ends the worker here (the test
+// failed or left processes, or the run stops), with the exit code the
+// binary would have had (0 or 1) once its output is flushed, so the next
+// test never starts in it. Only the connection to 127.0.0.1 on the port
+// RANKTEST_GTEST_GATE names is gated; every other write is libc's.
 //
 // Preloaded into a plain worker as libranktest-gtest-gate.so; part of
 // libranktest-forkserver.so too, for workers a binary's fork server forks.
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -38,7 +43,12 @@ extern "C" int connect(int fd, const sockaddr* address, socklen_t length) {
   using Connect = int (*)(int, const sockaddr*, socklen_t);
   static const auto real = reinterpret_cast<Connect>(::dlsym(RTLD_NEXT, "connect"));
   const int result = real(fd, address, length);
-  if (result == 0 && is_gated_address(address, length)) gated_fd = fd;
+  if (result == 0 && is_gated_address(address, length)) {
+    gated_fd = fd;
+    // One line, then a wait for one byte: never held back by Nagle.
+    const int on = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+  }
   return result;
 }
 
@@ -49,9 +59,14 @@ extern "C" ssize_t write(int fd, const void* data, size_t size) {
   constexpr char kTestEnd[] = "event=TestEnd&";
   if (fd == gated_fd && written > 0 && size >= sizeof kTestEnd - 1 &&
       std::memcmp(data, kTestEnd, sizeof kTestEnd - 1) == 0) {
-    char answer;
+    char answer = 'c';
     // EOF or an error: the runner is gone or gave the worker up; go on.
     while (::read(fd, &answer, 1) < 0 && errno == EINTR) {
+    }
+    if (answer == 'e' || answer == 'f') {
+      std::fflush(stdout);
+      std::fflush(stderr);
+      ::_exit(answer == 'f' ? 1 : 0);
     }
   }
   return written;
