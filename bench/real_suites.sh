@@ -14,7 +14,7 @@
 #   quick   pyflakes' and psutil's own tests (thousands of millisecond tests).
 # numpy and quick run pytest in one process, pytest -n 2 and ranktest in
 # both isolations (a process per test, and isolation = "worker").
-# Usage: bench/real_suites.sh [torch|numpy|quick|all]
+# Usage: bench/real_suites.sh [torch|test_api|numpy|quick|all]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -73,23 +73,6 @@ if [[ $what == torch || $what == all ]]; then
   fi
 fi
 
-# torch's test_api (the C++ frontend's tests): python3-torch ships it in
-# torch/bin, not libtorch-test; TORCH_TEST_API names another build.
-if [[ $what == torch || $what == all ]]; then
-  test_api=${TORCH_TEST_API:-/usr/lib/python3/dist-packages/torch/bin/test_api}
-  if [[ ! -x $test_api ]]; then
-    echo "torch test_api: SKIP ($test_api is not there: install python3-torch, or set TORCH_TEST_API=/path/to/test_api)"
-  else
-    folder=$scratch/test_api
-    mkdir -p "$folder"
-    printf '[[source]]\npaths = ["%s"]\nmode = "fork-server"\n' "$test_api" > "$folder/ranktest.toml"
-    "$ranktest" list --config "$folder/ranktest.toml" >/dev/null 2>&1 || true  # listing cached
-    in_process=$(cd "$folder" && seconds "$test_api")
-    run=$(seconds "$ranktest" run -j2 --config "$folder/ranktest.toml" --status-level none)
-    echo "torch test_api: in-process ${in_process} s; ranktest -j2 fork server ${run} s = $(ratio "$run" "$in_process")x in-process (goal <= 1.5x)"
-  fi
-fi
-
 # wall and CPU seconds of a command, its output dropped: "WALL CPU"
 timed() {
   /usr/bin/time -o "$scratch/time" -f '%e %U %S' "$@" >/dev/null 2>&1 || true
@@ -97,6 +80,36 @@ timed() {
   read -r wall user sys < <(tail -1 "$scratch/time")
   echo "$wall $(echo "$user + $sys" | bc)"
 }
+
+# torch's test_api (the C++ frontend's tests): python3-torch ships it in
+# torch/bin, not libtorch-test; TORCH_TEST_API names another build. The
+# binary alone against ranktest -j2 with a process forked per test and
+# with worker processes (isolation = "worker": each runs a share of the
+# binary's tests through GoogleTest's own loop), plain and forked.
+if [[ $what == torch || $what == test_api || $what == all ]]; then
+  test_api=${TORCH_TEST_API:-/usr/lib/python3/dist-packages/torch/bin/test_api}
+  if [[ ! -x $test_api ]]; then
+    echo "torch test_api: SKIP ($test_api is not there: install python3-torch, or set TORCH_TEST_API=/path/to/test_api)"
+  else
+    folder=$scratch/test_api
+    mkdir -p "$folder"
+    for setup in "test fork-server" "worker plain" "worker fork-server"; do
+      read -r isolation mode <<<"$setup"
+      printf '[[source]]\npaths = ["%s"]\nmode = "%s"\nisolation = "%s"\n' "$test_api" "$mode" \
+        "$isolation" > "$folder/$isolation-$mode.toml"
+      "$ranktest" list --config "$folder/$isolation-$mode.toml" >/dev/null 2>&1 || true  # listing cached
+    done
+    read -r alone alone_cpu < <(cd "$folder" && timed "$test_api")
+    echo "torch test_api: the binary alone ${alone} s (cpu ${alone_cpu} s)"
+    for setup in "test fork-server" "worker plain" "worker fork-server"; do
+      read -r isolation mode <<<"$setup"
+      goal=$([[ $isolation == test ]] && echo "1.5x" || echo "0.7x")
+      read -r run run_cpu < <(timed "$ranktest" run -j2 --config "$folder/$isolation-$mode.toml" --status-level none)
+      echo "torch test_api: ranktest -j2 isolation = \"$isolation\", $mode: ${run} s = $(ratio "$run" "$alone")x the binary alone (goal <= $goal), cpu ${run_cpu} s"
+    done
+  fi
+fi
+
 
 # pytest_suite NAME TESTS: pytest in one process, pytest -n 2 (xdist, no
 # isolation), and ranktest -j2 in both isolations: a process per test

@@ -32,11 +32,16 @@ TestResult order_dependent_failure(TestResult failure, const std::vector<std::st
 namespace {
 
 // isolation = "worker" for gtest: a worker runs a share of one binary's
-// tests through GoogleTest's own loop. A share is about this much work
-// (by last run's durations; a test never run counts kUnknownTestTime), so
-// a failure or crash costs a new worker little and the run's end stays
-// balanced.
-constexpr auto kShareOfWork = std::chrono::milliseconds(2000);
+// tests through GoogleTest's own loop. Each share costs a worker's start
+// (a fork, or a fresh process's static initialisation) and its exit, and a
+// failure costs nothing but that (the tests it did not start go to the
+// next share), so shares are as large as the run's balance allows: no more
+// than a quarter of what is left of the binary per job (the last shares
+// shrink, so no job runs alone at the end), at most kMostFollowers tests,
+// and about kShareOfWork by last durations (a test never run counts
+// kUnknownTestTime; durations measured in test isolation include each
+// process's start and teardown, so they overstate a worker's time).
+constexpr auto kShareOfWork = std::chrono::seconds(30);
 constexpr auto kUnknownTestTime = std::chrono::milliseconds(50);
 constexpr std::size_t kMostFollowers = 256;
 
@@ -194,7 +199,8 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
   // A gtest test that may lead a worker's share, or follow in one.
   const auto shares_worker = [&](std::size_t index) {
     const auto& test = plan[index];
-    return test.test->source->kind == SuiteKind::gtest && select::may_run_in_worker(test) &&
+    return test.test->source && test.test->source->kind == SuiteKind::gtest &&
+           select::may_run_in_worker(test) &&
            !test.settings->exclusive && test.test->detail().resource_locks.empty() &&
            !diagnosis.count(index) && !alone.count(index);
   };

@@ -21,8 +21,12 @@
 #                plain (a fresh interpreter per test) vs the same reference
 #   torch-fork   libtorch-test's GoogleTest binaries (ATen, c10), each binary
 #                run in one process vs ranktest's gtest fork server, every test
+#   torch-worker the same binaries in worker processes (isolation =
+#                "worker": each runs a share of its binary's tests through
+#                GoogleTest's own loop, forked from the fork server); a test
+#                labelled order-dependent is counted apart, as for numpy
 #   torch-plain  their share hash:TORCH_PLAIN_PARTITION, ranktest plain
-#   all          the five, references computed once
+#   all          the six, references computed once
 #
 # Prints the timing of each phase and, per workload, compare_outcomes.py's
 # count line and one "DIFF <id>: reference <x>, ranktest <y> (<reason>)" per
@@ -32,7 +36,7 @@
 set -u -o pipefail
 
 if [ $# -ne 3 ]; then
-  echo "usage: $0 RANKTEST SCRATCH numpy-fork|numpy-fork-test|numpy-plain|torch-fork|torch-plain|all" >&2
+  echo "usage: $0 RANKTEST SCRATCH numpy-fork|numpy-fork-test|numpy-plain|torch-fork|torch-worker|torch-plain|all" >&2
   exit 2
 fi
 RANKTEST=$(readlink -f "$1")
@@ -60,7 +64,7 @@ TORCH_PLAIN_PARTITION=${TORCH_PLAIN_PARTITION:-1/24}
 COMPARE="$PYTHON $HERE/compare_outcomes.py"
 
 case $WHAT in
-  numpy-fork | numpy-fork-test | numpy-plain | torch-fork | torch-plain | all) ;;
+  numpy-fork | numpy-fork-test | numpy-plain | torch-fork | torch-worker | torch-plain | all) ;;
   *) echo "$0: unknown workload '$WHAT'" >&2; exit 2 ;;
 esac
 if [ ! -x "$RANKTEST" ]; then
@@ -247,7 +251,7 @@ torch_ready() {
   fi
 }
 
-gtest_toml() {  # DIR MODE
+gtest_toml() {  # DIR MODE [ISOLATION]
   {
     echo 'timeout = "5m"'
     echo '[[source]]'
@@ -263,6 +267,7 @@ gtest_toml() {  # DIR MODE
     done < "$torch_with_tests"
     echo ']'
     echo "mode = \"$2\""
+    [ -n "${3:-}" ] && echo "isolation = \"$3\""
   } > "$1/ranktest.toml"
 }
 
@@ -285,8 +290,8 @@ torch_reference_run() {
   torch_with_tests=$dir/binaries.txt
 }
 
-torch_workload() {  # torch-fork | torch-plain
-  local what=$1 dir=$SCRATCH/$1 start mode partition=()
+torch_workload() {  # torch-fork | torch-worker | torch-plain
+  local what=$1 dir=$SCRATCH/$1 start mode partition=() isolation=
   start=$(now)
   echo "== $what"
   torch_ready || return 0
@@ -294,11 +299,14 @@ torch_workload() {  # torch-fork | torch-plain
   rm -rf "$dir" && mkdir -p "$dir"
   if [ "$what" = torch-fork ]; then
     mode=fork-server
+  elif [ "$what" = torch-worker ]; then
+    mode=fork-server
+    isolation=worker
   else
     mode=plain
     partition=(--partition "hash:$TORCH_PLAIN_PARTITION")
   fi
-  gtest_toml "$dir" "$mode"
+  gtest_toml "$dir" "$mode" "$isolation"
   ranktest_run "$dir" "$SCRATCH/torch-state" "${partition[@]}" || return 1
   compare "$torch_reference" "$run_dir" "${partition[@]}" || return 1
   phase "$what, all phases" "$start"
@@ -314,7 +322,9 @@ run_one() {
 total=$(now)
 echo "conformance: $WHAT with $RANKTEST, -j $JOBS; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ "$WHAT" = all ]; then
-  for what in numpy-fork numpy-fork-test numpy-plain torch-fork torch-plain; do run_one "$what"; done
+  for what in numpy-fork numpy-fork-test numpy-plain torch-fork torch-worker torch-plain; do
+    run_one "$what"
+  done
   phase "all workloads" "$total"
 else
   run_one "$WHAT"

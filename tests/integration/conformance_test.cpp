@@ -31,7 +31,7 @@ TEST_P(Conformance, EveryTestEndsAsTheFrameworkSays) {
 
 INSTANTIATE_TEST_SUITE_P(Workloads, Conformance,
                          ::testing::Values("numpy-fork", "numpy-fork-test", "numpy-plain", "torch-fork",
-                                           "torch-plain"),
+                                           "torch-worker", "torch-plain"),
                          [](const auto& info) {
                            std::string name;
                            for (const char c : info.param)

@@ -28,6 +28,7 @@ TEST(Install, TheInstalledCopyRunsWithoutItsBuild) {
   const auto installed = (prefix / "bin" / "ranktest").string();
   for (const auto* helper : {"libexec/ranktest/ranktest-audit", "libexec/ranktest/ranktest-rank",
                              "libexec/ranktest/libranktest-forkserver.so",
+                             "libexec/ranktest/libranktest-gtest-gate.so",
                              "share/ranktest/python/ranktest_pytest/plugin.py",
                              "share/doc/ranktest/configuration.md"})
     EXPECT_TRUE(std::filesystem::exists(prefix / helper)) << helper;
