@@ -335,14 +335,16 @@ void ProcessTestRunner::gtest_test_ended(RunningTest& holder, const std::string&
 }
 
 // The worker's process ended while `holder` held it: its slice is the rest
-// of the log. The share's tests not started go back; where the process
+// of the log (from the start, if its test never began). The share's tests not started go back; where the process
 // ended by itself (not told to at the gate), the binary did not run them,
 // and each runs alone.
 void ProcessTestRunner::gtest_worker_exited(RunningTest& holder) {
   auto& worker = *holder.gtest;
   std::error_code error;
   const auto size = std::filesystem::file_size(worker.log, error);
-  if (holder.began) gtest_slice(holder, error ? worker.slice_from : size);
+  // A first test that never began gets the whole log (its static
+  // initialisation's output is why).
+  gtest_slice(holder, error ? worker.slice_from : size);
   const auto& exit = holder.ranks.front().child.exit();
   const bool by_itself =
       exit && !exit->signaled && !holder.timed_out && !holder.interrupted && !worker.ending;

@@ -253,9 +253,8 @@ TestResult judge_test(const TestFacts& facts) {
   result.output_excerpt = lead.output_excerpt;
   if (result.outcome == Outcome::timed_out && facts.timed_out_starting)
     result.reason = fmt::format(
-        "did not begin within {} (start-timeout): still starting the interpreter, importing or "
-        "collecting",
-        config::format_duration(*facts.timed_out_starting));
+        "did not begin within {} (start-timeout): still {}",
+        config::format_duration(*facts.timed_out_starting), facts.starting);
   judge_left_behind(result, facts);
   explain_hang(result, facts);
   explain_crash(result, facts);

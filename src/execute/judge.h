@@ -64,6 +64,8 @@ struct TestFacts {
   bool timed_out = false;
   // Timed out before its test began (start-timeout): how long it had.
   std::optional<std::chrono::milliseconds> timed_out_starting;
+  // What a process does before its test begins, for that message.
+  std::string starting = "starting the interpreter, importing or collecting";
   bool interrupted = false;
   // Processes still running when the last rank ended (killed since).
   std::vector<pid_t> left_behind;

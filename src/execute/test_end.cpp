@@ -74,6 +74,8 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
   if (running.timed_out && !running.began)
     facts.timed_out_starting = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::max(settings.start_timeout, settings.timeout));
+  if (running.gtest)
+    facts.starting = "in the binary's static initialisation (or the tests run before it)";
   facts.interrupted = running.interrupted;
   facts.left_behind = running.left_behind;
   facts.leak_is_failure = settings.leak_is_failure;

@@ -27,13 +27,13 @@ struct WorkerRun {
 class GtestWorkers : public ::testing::TestWithParam<std::string> {
  protected:
   WorkerRun run_sequence(const std::string& fifth, const std::string& timeout = "20s",
-                         const std::string& more = "") {
+                         const std::string& more = "", const std::string& env = "") {
     Workdir dir;
     dir.write("ranktest.toml",
               "timeout = \"" + timeout + "\"\ngrace-period = \"1s\"\njobs = 1\n" + more +
                   "[[source]]\nkind = \"gtest\"\nisolation = \"worker\"\nmode = \"" + GetParam() +
                   "\"\npaths = [\"" + fixture("worker_sequence") + "\"]\n"
-                  "env = { WORKER_FIFTH = \"" + fifth + "\", PIDS_FILE = \"" +
+                  "env = { " + env + "WORKER_FIFTH = \"" + fifth + "\", PIDS_FILE = \"" +
                   (dir.path() / "pids").string() + "\" }\n");
     WorkerRun result;
     result.run = run_ranktest(dir, {"run", "--filter", "Sequence.*"});
@@ -86,6 +86,19 @@ TEST_P(GtestWorkers, TenQuickTestsShareOneProcessEachWithItsOwnLog) {
         << log;
   }
   EXPECT_NE(run.run.out.find("in worker processes"), std::string::npos) << run.run.out;
+}
+
+// The binary's static initialisation is the worker's start, bounded by
+// start-timeout: a 1 s timeout is each test's own, counted from its start.
+TEST_P(GtestWorkers, TimeoutsCountFromEachTestsOwnStartNotTheBinarysStart) {
+  if (GetParam() == "fork-server") GTEST_SKIP() << "the fork server initialises once, before any test";
+  const auto run = run_sequence("", "1s", "start-timeout = \"20s\"\n", "WORKER_SLOW_START = \"2\", ");
+  EXPECT_EQ(run.run.last_out_line(), "ranktest: 10 passed, 0 failed, 0 skipped") << run.run.out;
+  // Past start-timeout it is stopped, saying it did not begin.
+  const auto slow = run_sequence("", "1s", "start-timeout = \"1s\"\n", "WORKER_SLOW_START = \"3\", ");
+  EXPECT_EQ(outcome(slow, 0), "timed-out") << slow.run.out;
+  EXPECT_NE(result_of(slow, 0)["reason"].get<std::string>().find("did not begin"), std::string::npos)
+      << result_of(slow, 0).dump(2);
 }
 
 TEST_P(GtestWorkers, ASegfaultIsTheRunningTestsAndTheRestGoOn) {
