@@ -27,6 +27,7 @@
 
 #include <fmt/format.h>
 
+#include "execute/output_limit.h"
 #include "execute/process_test_runner.h"
 #include "framework/gtest_invocation.h"
 #include "process/own_files.h"
@@ -230,9 +231,12 @@ void ProcessTestRunner::gtest_event(RunningTest*& holder, const GtestStreamEvent
       // the next test starts in it: the gate exits with the binary's code
       // (the process's end is then the test's, leftovers found as for any
       // test). A skip's part result says "Skipped" in the log.
-      const bool ok = event.passed || gtest_log_says_skipping(read_range(
-                                          worker.log, worker.slice_from,
-                                          worker.slice_from + (std::uintmax_t(1) << 20)));
+      std::error_code error;
+      const auto size = std::filesystem::file_size(worker.log, error);
+      const std::uintmax_t tail = std::uintmax_t(1) << 20;
+      const bool ok = event.passed ||
+                      gtest_log_says_skipping(read_range(
+                          worker.log, std::max(worker.slice_from, size > tail ? size - tail : 0), size));
       if (!ok || !worker.left.empty() || no_more_starts_ || stopping_) {
         worker.answer = ok ? 'e' : 'f';
         worker.ending = true;
@@ -249,11 +253,14 @@ void ProcessTestRunner::gtest_event(RunningTest*& holder, const GtestStreamEvent
 bool ProcessTestRunner::gtest_slice(RunningTest& holder, std::uintmax_t end) {
   auto& worker = *holder.gtest;
   auto& slot = holder.ranks.front();
-  const auto slice = read_range(worker.log, worker.slice_from, end);
   {
     std::ofstream out(slot.log_path, std::ios::binary | std::ios::app);
-    out << slice;
+    copy_head_and_tail(worker.log, worker.slice_from, end, out, options_.max_output);
   }
+  // The printer's verdict line is near the slice's end.
+  constexpr std::uintmax_t kVerdictBytes = 64 * 1024;
+  const auto slice =
+      read_range(worker.log, std::max(worker.slice_from, end > kVerdictBytes ? end - kVerdictBytes : 0), end);
   if (!worker.current.ended) return false;
   const bool skipped = gtest_log_says_skipped(slice, worker.current.name);
   std::ofstream report(slot.report_path, std::ios::binary | std::ios::trunc);

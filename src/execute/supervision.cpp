@@ -116,6 +116,12 @@ void ProcessTestRunner::enforce_deadlines(Clock::time_point now) {
       for (const auto& rank : running->ranks)
         if (!rank.log_path.empty() && !rank.result && running->phase != Phase::waiting_for_server)
           growing |= release_middle(rank.log_path, options_.max_output);
+    // A gtest worker writes its own log; the running test's part of it is
+    // held to the limit the same way.
+    for (auto& running : running_)
+      if (running->gtest && running->gtest->holder == running.get())
+        growing |= release_middle(running->gtest->log, options_.max_output,
+                                  running->gtest->slice_from);
     next_output_check_ = now + (growing ? std::chrono::milliseconds(10)
                                         : std::chrono::milliseconds(100));
   }

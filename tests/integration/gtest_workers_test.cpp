@@ -137,6 +137,19 @@ TEST_P(GtestWorkers, AnOutOfMemoryKillIsTheRunningTests) {
   expect_two_workers(run);
 }
 
+// max-output holds for a test's slice of its worker's log, while it runs
+// and in the log it keeps.
+TEST_P(GtestWorkers, MaxOutputHoldsForEachTestsSlice) {
+  const auto run = run_sequence("big", "20s", "max-output = \"1MiB\"\n");
+  EXPECT_EQ(run.run.last_out_line(), "ranktest: 10 passed, 0 failed, 0 skipped") << run.run.out;
+  const auto& log = run.log_of.at(4);
+  EXPECT_LT(log.size(), 2u << 20);
+  EXPECT_NE(log.find("bytes of output dropped here"), std::string::npos);
+  EXPECT_NE(log.find("[ RUN      ] Sequence.Test4"), std::string::npos);
+  EXPECT_NE(log.find("[       OK ] Sequence.Test4"), std::string::npos);
+  EXPECT_EQ(run.log_of.at(5).find("xxxx"), std::string::npos);
+}
+
 TEST_P(GtestWorkers, AFailureEndsItsWorkerAndIsConfirmedAlone) {
   const auto run = run_sequence("fail");
   for (int n = 0; n < 10; ++n) EXPECT_EQ(outcome(run, n), n == 4 ? "failed" : "passed") << n;
