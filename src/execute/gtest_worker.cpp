@@ -330,6 +330,7 @@ void ProcessTestRunner::gtest_test_ended(RunningTest& holder, const std::string&
   } else {
     ::kill(pid, SIGKILL);
     retired_workers_.push_back(std::move(process));
+    worker.holder = nullptr;  // what it still streams is nobody's
     if (!others.empty()) {
       holder.left_behind = std::move(others);
       holder.settle_group = group;
