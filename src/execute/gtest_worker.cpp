@@ -145,6 +145,7 @@ std::vector<int> ProcessTestRunner::gtest_worker_descriptors() const {
   std::vector<int> descriptors;
   for (const auto& running : running_) {
     if (!running->gtest || running->gtest->holder != running.get()) continue;
+    if (!running->ranks.front().child.is_ours()) continue;  // not read yet: poll_gtest_workers
     if (running->gtest->listener) descriptors.push_back(running->gtest->listener.get());
     if (running->gtest->stream) descriptors.push_back(running->gtest->stream.get());
   }
@@ -156,6 +157,10 @@ void ProcessTestRunner::poll_gtest_workers(Clock::time_point now) {
   for (std::size_t i = 0; i < running_.size(); ++i) {
     RunningTest* holder = running_[i].get();
     if (!holder->gtest || holder->gtest->holder != holder) continue;
+    // Read once its process is the test's (a fork server's answer may come
+    // after the worker connected): what runs beside it is then known, and
+    // the worker waits at its first test's end meanwhile.
+    if (!holder->ranks.front().child.is_ours()) continue;
     const auto worker = holder->gtest;  // alive while its tests change hands
     if (!worker->stream && worker->listener) {
       const int fd = ::accept4(worker->listener.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);

@@ -366,6 +366,7 @@ void ProcessTestRunner::started_rank(RunningTest& running, Rank& slot,
     slot.child.mark_reaped(early->second);
     orphan_exits_.erase(early);
     slot.ended = Clock::now();
+    if (running.gtest && running.gtest->holder == &running) gtest_worker_exited(running);
     rank_ended(running, slot, slot.ended);
   }
 }
