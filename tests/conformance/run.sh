@@ -21,10 +21,11 @@
 #                plain (a fresh interpreter per test) vs the same reference
 #   torch-fork   libtorch-test's GoogleTest binaries (ATen, c10), each binary
 #                run in one process vs ranktest's gtest fork server, every test
-#   torch-worker the same binaries in worker processes (isolation =
-#                "worker": each runs a share of its binary's tests through
-#                GoogleTest's own loop, forked from the fork server); a test
-#                labelled order-dependent is counted apart, as for numpy
+#   torch-worker their share hash:TORCH_WORKER_PARTITION in worker
+#                processes (isolation = "worker": each runs a share of its
+#                binary's tests through GoogleTest's own loop, forked from the
+#                fork server); a test labelled order-dependent is counted
+#                apart, as for numpy
 #   torch-plain  their share hash:TORCH_PLAIN_PARTITION, ranktest plain
 #   all          the six, references computed once
 #
@@ -61,6 +62,9 @@ read -r -a numpy_args <<< "${NUMPY_PYTEST_ARGS:-}"
 # inherited tests.
 NUMPY_PLAIN_PARTITION=${NUMPY_PLAIN_PARTITION:-26/40}
 TORCH_PLAIN_PARTITION=${TORCH_PLAIN_PARTITION:-1/24}
+# A third of the 1,785 tests: every binary's fork server still starts, and
+# shares of several tests still form (about 1 minute here).
+TORCH_WORKER_PARTITION=${TORCH_WORKER_PARTITION:-1/3}
 COMPARE="$PYTHON $HERE/compare_outcomes.py"
 
 case $WHAT in
@@ -302,6 +306,7 @@ torch_workload() {  # torch-fork | torch-worker | torch-plain
   elif [ "$what" = torch-worker ]; then
     mode=fork-server
     isolation=worker
+    partition=(--partition "hash:$TORCH_WORKER_PARTITION")
   else
     mode=plain
     partition=(--partition "hash:$TORCH_PLAIN_PARTITION")
