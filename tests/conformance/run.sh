@@ -15,8 +15,8 @@
 #                in worker processes (the default isolation); a test that
 #                failed after others in a worker and passed alone is
 #                counted apart (order-dependent), not as a difference
-#   numpy-fork-test  the same with isolation = "test": a forked process per
-#                test
+#   numpy-fork-test  their share hash:NUMPY_TEST_PARTITION with isolation =
+#                "test": a forked process per test
 #   numpy-plain  the same tests' share hash:NUMPY_PLAIN_PARTITION, ranktest
 #                plain (a fresh interpreter per test) vs the same reference
 #   torch-fork   libtorch-test's GoogleTest binaries (ATen, c10), each binary
@@ -61,6 +61,10 @@ read -r -a numpy_args <<< "${NUMPY_PYTEST_ARGS:-}"
 # 106 of the 4,864 (numpy 1.24.2): 7 skipped, an xfail, 3 of matrixlib's
 # inherited tests.
 NUMPY_PLAIN_PARTITION=${NUMPY_PLAIN_PARTITION:-26/40}
+# A third of them forked one per test (about 1,600 tests, a minute and a
+# half here; all of them took five minutes on a slow day): numpy-fork runs
+# every test in workers.
+NUMPY_TEST_PARTITION=${NUMPY_TEST_PARTITION:-1/3}
 TORCH_PLAIN_PARTITION=${TORCH_PLAIN_PARTITION:-1/24}
 # A third of the 1,785 tests: every binary's fork server still starts, and
 # shares of several tests still form (about 1 minute here).
@@ -216,7 +220,10 @@ numpy_workload() {  # numpy-fork | numpy-fork-test | numpy-plain
   numpy_ready || return 0
   if [ "$what" != numpy-plain ]; then
     mode=fork-server
-    [ "$what" = numpy-fork-test ] && isolation=test
+    if [ "$what" = numpy-fork-test ]; then
+      isolation=test
+      partition=(--partition "hash:$NUMPY_TEST_PARTITION")
+    fi
     numpy_reference_run || return 1
   else
     mode=plain
