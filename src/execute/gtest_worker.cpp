@@ -236,12 +236,14 @@ void ProcessTestRunner::gtest_event(RunningTest*& holder, const GtestStreamEvent
       // the next test starts in it: the gate exits with the binary's code
       // (the process's end is then the test's, leftovers found as for any
       // test). A skip's part result says "Skipped" in the log.
-      std::error_code error;
-      const auto size = std::filesystem::file_size(worker.log, error);
-      const std::uintmax_t tail = std::uintmax_t(1) << 20;
-      const bool ok = event.passed ||
-                      gtest_log_says_skipping(read_range(
-                          worker.log, std::max(worker.slice_from, size > tail ? size - tail : 0), size));
+      const auto skipping = [&] {
+        std::error_code error;
+        const auto size = std::filesystem::file_size(worker.log, error);
+        const std::uintmax_t tail = std::uintmax_t(1) << 20;
+        return gtest_log_says_skipping(
+            read_range(worker.log, std::max(worker.slice_from, size > tail ? size - tail : 0), size));
+      };
+      const bool ok = event.passed || skipping();
       if (!ok || !worker.left.empty() || no_more_starts_ || stopping_) {
         worker.answer = ok ? 'e' : 'f';
         worker.ending = true;
@@ -262,11 +264,11 @@ bool ProcessTestRunner::gtest_slice(RunningTest& holder, std::uintmax_t end) {
     std::ofstream out(slot.log_path, std::ios::binary | std::ios::app);
     copy_head_and_tail(worker.log, worker.slice_from, end, out, options_.max_output);
   }
+  if (!worker.current.ended) return false;
   // The printer's verdict line is near the slice's end.
   constexpr std::uintmax_t kVerdictBytes = 64 * 1024;
   const auto slice =
       read_range(worker.log, std::max(worker.slice_from, end > kVerdictBytes ? end - kVerdictBytes : 0), end);
-  if (!worker.current.ended) return false;
   const bool skipped = gtest_log_says_skipped(slice, worker.current.name);
   std::ofstream report(slot.report_path, std::ios::binary | std::ios::trunc);
   report << gtest_report_for(worker.current, skipped);
