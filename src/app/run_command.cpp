@@ -225,7 +225,8 @@ int run_command(const CommandLine& cli) {
   if (!folder) return fail({ExitCode::internal_error, folder.error().message});
 
   events::Dispatcher dispatcher(stderr);
-  auto journal = events::Journal::open(folder->path() / "events.jsonl");
+  auto journal = events::Journal::open(folder->path() / "events.jsonl",
+                                       [&folder] { folder->point_latest_here(); });
   if (!journal) return fail({ExitCode::internal_error, journal.error().message});
   dispatcher.add(std::move(*journal));
   ReportOutputs outputs{config.junit, config.html, cli.trace, rerun_command(cli), std::nullopt};

@@ -74,6 +74,11 @@ void rebase_paths(TestResult& result, const std::string& recorded, const std::st
 std::variant<StoredRun, Failure> load_stored_run(const std::filesystem::path& run_dir) {
   const auto path = run_dir / "events.jsonl";
   std::ifstream journal(path);
+  if (!journal && std::filesystem::exists(run_dir / ".events.jsonl.starting"))
+    return Failure{ExitCode::usage_error,
+                   path.string() + ": the run ended before its first event (its runner was "
+                                   "stopped while starting): no test ran, there is nothing "
+                                   "to report"};
   if (!journal)
     return Failure{ExitCode::usage_error,
                    path.string() + ": cannot read the journal; give a run folder such as "

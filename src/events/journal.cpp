@@ -10,13 +10,15 @@
 
 namespace ranktest::events {
 
-Expected<std::unique_ptr<Journal>> Journal::open(
-    const std::filesystem::path& path) {
-  std::FILE* file = std::fopen(path.c_str(), "ae");
+Expected<std::unique_ptr<Journal>> Journal::open(const std::filesystem::path& path,
+                                                 std::function<void()> started) {
+  auto starting = path.parent_path() / ("." + path.filename().string() + ".starting");
+  std::FILE* file = std::fopen(starting.c_str(), "we");
   if (!file)
     return Error{path.string() + ": cannot write the event journal: " +
                  std::strerror(errno)};
-  return std::unique_ptr<Journal>(new Journal(path, file));
+  return std::unique_ptr<Journal>(
+      new Journal(path, std::move(starting), file, std::move(started)));
 }
 
 void Journal::report(const Event& event) {
@@ -33,6 +35,13 @@ void Journal::report(const Event& event) {
     if (before >= 0) (void)::ftruncate(fd, before);
     throw std::runtime_error(path_.string() + ": " + std::strerror(error));
   }
+  if (starting_.empty()) return;
+  // The open file keeps its place through the rename.
+  std::error_code error;
+  std::filesystem::rename(starting_, path_, error);
+  if (error) throw std::runtime_error(path_.string() + ": " + error.message());
+  starting_.clear();
+  if (started_) started_();
 }
 
 }  // namespace ranktest::events

@@ -63,12 +63,17 @@ Expected<RunFolder> RunFolder::create(const std::filesystem::path& state_dir,
     return Error{fmt::format("{}: cannot create the run folder: {}; set "
                              "state-dir (or --state-dir) to a writable place",
                              path.string(), error.message())};
-  // Replace "latest" atomically: a symlink beside it, renamed over it.
-  const auto temporary = runs / fmt::format(".latest-{}", run_id);
-  std::filesystem::create_directory_symlink(run_id, temporary, error);
+  return RunFolder(path, run_id);
+}
+
+void RunFolder::point_latest_here() const {
+  // A symlink beside "latest", renamed over it.
+  const auto runs = path_.parent_path();
+  const auto temporary = runs / fmt::format(".latest-{}", run_id_);
+  std::error_code error;
+  std::filesystem::create_directory_symlink(run_id_, temporary, error);
   if (!error) std::filesystem::rename(temporary, runs / "latest", error);
   if (error) std::filesystem::remove(temporary, error);
-  return RunFolder(path, run_id);
 }
 
 Expected<std::filesystem::path> RunFolder::attempt_folder(

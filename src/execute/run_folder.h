@@ -23,10 +23,16 @@ std::string make_run_id(std::chrono::system_clock::time_point now);
 
 class RunFolder {
  public:
-  // Creates <state_dir>/runs/<run_id>/ and points <state_dir>/runs/latest
-  // at it.
+  // Creates <state_dir>/runs/<run_id>/. `latest` still names the run
+  // before: see point_latest_here.
   static Expected<RunFolder> create(const std::filesystem::path& state_dir,
                                     const std::string& run_id);
+
+  // Points <state_dir>/runs/latest at this run, atomically. Called once the
+  // run's journal holds its first event, so a runner killed while starting
+  // leaves `latest` (and the durations, failures and report read from it)
+  // on the last run that has something to read.
+  void point_latest_here() const;
 
   const std::filesystem::path& path() const { return path_; }
   const std::string& run_id() const { return run_id_; }

@@ -40,10 +40,16 @@ TEST(RunFolder, CreatesFoldersAndPointsLatestAtTheRun) {
   ASSERT_TRUE(attempt);
   EXPECT_TRUE(std::filesystem::is_directory(*attempt));
   EXPECT_EQ(attempt->parent_path().parent_path(), folder->path() / "tests");
+  // Not before the run says it started.
+  EXPECT_FALSE(std::filesystem::exists(scratch->path() / "runs" / "latest"));
+  folder->point_latest_here();
   EXPECT_EQ(std::filesystem::read_symlink(scratch->path() / "runs" / "latest"),
             "20260101-000000-abcd");
   auto second = RunFolder::create(scratch->path(), "20260101-000001-abcd");
   ASSERT_TRUE(second);
+  EXPECT_EQ(std::filesystem::read_symlink(scratch->path() / "runs" / "latest"),
+            "20260101-000000-abcd");
+  second->point_latest_here();
   EXPECT_EQ(std::filesystem::read_symlink(scratch->path() / "runs" / "latest"),
             "20260101-000001-abcd");
 }
