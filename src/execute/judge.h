@@ -82,4 +82,49 @@ struct TestFacts {
 
 TestResult judge_test(const TestFacts& facts);
 
+// --- Tests and ranks that never ran (judge_not_started.cpp) ---
+
+// A test that ended before any process of it ran, and why.
+struct NotStartedFacts {
+  enum class Cause {
+    cannot_start,  // its folder, TMPDIR, network or first process failed: `why`
+    not_collected, // its framework could not collect it: `why` is its words
+    refused,       // ranktest cannot judge it as its framework would: `why`
+    interrupted,   // the run was interrupted while it waited to start
+  } cause = Cause::cannot_start;
+  std::string why;
+};
+TestResult judge_not_started(const NotStartedFacts& facts);
+
+// A rank a launcher (mpirun, srun) never started, judged at the
+// launcher's end.
+struct UnstartedRankFacts {
+  int rank = 0;
+  bool first_rank = false;  // the test's first: it says why for all
+  std::string launcher;     // its command's name: "mpirun", "srun"
+  std::string table;        // its configuration table: "mpirun", "slurm"
+  std::optional<ProcessExit> launcher_exit;
+  bool interrupted = false;
+  // Stopped at start-timeout (how long it had) while the launcher still
+  // waited to start ranks.
+  std::optional<std::chrono::milliseconds> start_timed_out;
+  std::string launcher_said;  // the end of what the launcher printed
+  // This rank is the test's first failure, and the launcher's refusal in
+  // its own words (launcher_refusal), where it printed one.
+  bool root_cause = false;
+  std::string refusal;
+  std::string log_path;
+  std::chrono::milliseconds duration{0};
+};
+RankResult judge_unstarted_rank(const UnstartedRankFacts& facts);
+
+// The reason of a rank a launcher started that ended with no exit record:
+// killed under ranktest-rank (by the launcher, or with its node).
+std::string killed_without_exit_record(const std::string& launcher);
+
+// A failure while the run folder could not be written: what the test wrote
+// (its report, its log) may be lost, so how it ended is unknown; it is
+// interrupted, not the test's failure. Others are kept.
+void judge_unwritable_folder(TestResult& result, const std::string& why);
+
 }  // namespace ranktest::execute

@@ -21,6 +21,7 @@
 #include "execute/stack_dump.h"
 #include "process/exit_status.h"
 #include "text/file_tail.h"
+#include "execute/judge.h"
 #include "text/sanitize.h"
 
 namespace ranktest::execute {
@@ -125,47 +126,30 @@ void ProcessTestRunner::launcher_ended(RunningTest& running, Clock::time_point n
       rank.stopped = rank.stopped || running.first_failed.has_value();
       rank_ended(running, rank, now);
       if (rank.result->outcome == Outcome::crashed)
-        rank.result->reason = fmt::format(
-            "killed without an exit record ({} or its node ended ranktest-rank)", name);
+        rank.result->reason = killed_without_exit_record(name);
       continue;
     }
-    RankResult never;
-    never.rank = rank.rank;
-    never.outcome = running.interrupted ? Outcome::interrupted : Outcome::error;
-    never.reason = fmt::format("not started: {} ended with {}", name,
-                               process::describe(*launcher.exit()));
-    if (running.start_timed_out() && !running.interrupted) {
-      // Stopped at start-timeout, still waiting to start the ranks: the
-      // first rank says why (with the launcher's last words), the others
-      // only that they did not start.
-      never.outcome = Outcome::timed_out;
-      never.reason = "not started";
-      if (rank.rank == running.ranks.front().rank) {
-        never.reason = fmt::format(
-            "no rank started within {} ([{}] start-timeout): {} was still waiting, for "
-            "resources or a node",
-            config::format_duration(config.start_timeout),
-            config::launcher_name(running.test->settings->launcher), name);
-        const auto said = text::read_file_tail(running.folder / "launcher.log", 1024).bytes;
-        if (!said.empty())
-          never.failures.push_back(FailureMessage{
-              std::nullopt, fmt::format("{} said:\n{}", name, text::repair_utf8(said))});
-      }
-    }
-    never.exit = launcher.exit();
-    never.log_path = (running.folder / "launcher.log").string();
-    never.duration = std::chrono::duration_cast<std::chrono::milliseconds>(now - running.started);
-    if (!running.first_failed && !running.timed_out && !running.interrupted) {
-      running.first_failed = rank.rank;
-      // What the launcher said is the root cause's message.
-      // Its reason, which the hints know ("attempt to run as root": add
-      // --allow-run-as-root to [mpirun] args).
-      if (const auto said = launcher_refusal(
-              text::read_file_tail(running.folder / "launcher.log", 8192).bytes);
-          !said.empty())
-        never.failures.push_back(FailureMessage{std::nullopt, said});
-    }
-    rank.result = std::move(never);
+    const bool root_cause = !running.first_failed && !running.timed_out && !running.interrupted;
+    if (root_cause) running.first_failed = rank.rank;
+    const bool start_timed_out = running.start_timed_out() && !running.interrupted;
+    const bool first_rank = rank.rank == running.ranks.front().rank;
+    rank.result = judge_unstarted_rank(UnstartedRankFacts{
+        .rank = rank.rank,
+        .first_rank = first_rank,
+        .launcher = name,
+        .table = std::string(config::launcher_name(running.test->settings->launcher)),
+        .launcher_exit = launcher.exit(),
+        .interrupted = running.interrupted,
+        .start_timed_out = start_timed_out ? std::optional(config.start_timeout) : std::nullopt,
+        .launcher_said = start_timed_out && first_rank
+                             ? text::read_file_tail(running.folder / "launcher.log", 1024).bytes
+                             : std::string(),
+        .root_cause = root_cause,
+        .refusal = root_cause ? launcher_refusal(text::read_file_tail(
+                                    running.folder / "launcher.log", 8192).bytes)
+                              : std::string(),
+        .log_path = (running.folder / "launcher.log").string(),
+        .duration = std::chrono::duration_cast<std::chrono::milliseconds>(now - running.started)});
   }
   // What ranktest-rank found left behind; on this machine the test's
   // cgroup may have named the same processes already.

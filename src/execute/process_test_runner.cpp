@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "execute/framework_adapter.h"
+#include "execute/judge.h"
 #include "execute/rank_environment.h"
 #include "process/process_scan.h"
 
@@ -117,22 +118,21 @@ std::unique_ptr<ProcessTestRunner::RunningTest> ProcessTestRunner::prepare_test(
   running->deadline = now + test.settings->timeout;
   running->next_slow_note = now + test.settings->slow;
 
-  const auto fail = [&](const std::string& why) -> std::unique_ptr<RunningTest> {
-    TestResult result;
-    result.outcome = Outcome::error;
-    result.reason = why;
-    finished_.push_back(schedule::Finished{assignment, std::move(result)});
+  const auto not_started = [&](NotStartedFacts::Cause cause,
+                                const std::string& why) -> std::unique_ptr<RunningTest> {
+    finished_.push_back(schedule::Finished{assignment, judge_not_started({cause, why})});
     return nullptr;
   };
+  const auto fail = [&](const std::string& why) {
+    return not_started(NotStartedFacts::Cause::cannot_start, why);
+  };
   if (const auto& error = test.test->detail().collection_error) {
-    // Nothing to run: pytest could not collect the test's file.
-    TestResult result;
-    result.outcome = Outcome::error;
-    // (or, for a ctest test, ranktest cannot judge it as CTest would).
-    result.reason = test.test->source->kind == SuiteKind::ctest ? "refused" : "collection failed";
-    result.failures.push_back(FailureMessage{std::nullopt, *error});
-    finished_.push_back(schedule::Finished{assignment, std::move(result)});
-    return nullptr;
+    // Nothing to run: pytest could not collect the test's file (or, for a
+    // ctest test, ranktest cannot judge it as CTest would).
+    return not_started(test.test->source->kind == SuiteKind::ctest
+                           ? NotStartedFacts::Cause::refused
+                           : NotStartedFacts::Cause::not_collected,
+                       *error);
   }
   auto folder = folder_.attempt_folder(test.test->id, assignment.attempt);
   if (!folder) return fail(folder.error().message);
@@ -224,10 +224,8 @@ void ProcessTestRunner::start(const select::PlannedTest& test,
 // started already are killed and reaped by ~ChildProcess when it is dropped.
 void ProcessTestRunner::failed_to_launch(RunningTest& running, const std::string& why) {
   hand_back_followers(running, false);
-  TestResult result;
-  result.outcome = Outcome::error;
-  result.reason = why;
-  finished_.push_back(schedule::Finished{running.assignment, std::move(result)});
+  finished_.push_back(schedule::Finished{
+      running.assignment, judge_not_started({NotStartedFacts::Cause::cannot_start, why})});
 }
 
 bool ProcessTestRunner::spawn_ranks(RunningTest& running) {
@@ -435,14 +433,7 @@ std::optional<std::string> ProcessTestRunner::blame_full_run_folder(
   if (!why) return std::nullopt;
   // The test's report or log may have been lost to the full disk: how it
   // really ended is unknown, and it is not the test's failure.
-  for (auto& f : finished) {
-    if (!is_failure(f.result.outcome)) continue;
-    f.result.outcome = Outcome::interrupted;
-    f.result.reason = fmt::format(
-        "the run folder could not be written ({}): what the test wrote may be lost, so how it "
-        "ended is unknown",
-        *why);
-  }
+  for (auto& f : finished) judge_unwritable_folder(f.result, *why);
   return why;
 }
 
@@ -452,11 +443,9 @@ void ProcessTestRunner::stop_all() {
   std::erase_if(running_, [&](const std::unique_ptr<RunningTest>& running) {
     if (running->phase != Phase::waiting_for_server) return false;
     // Nothing of it started: it ends now, as interrupted.
-    TestResult result;
-    result.outcome = Outcome::interrupted;
-    result.reason = "stopped because the run was interrupted (before it started)";
     hand_back_followers(*running, false);
-    finished_.push_back(schedule::Finished{running->assignment, std::move(result)});
+    finished_.push_back(schedule::Finished{
+        running->assignment, judge_not_started({NotStartedFacts::Cause::interrupted, {}})});
     return true;
   });
   for (auto& running : running_) {

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "schedule/order_bisection.h"
+#include "schedule/worker_shares.h"
 
 namespace ranktest::schedule {
 namespace {
@@ -30,28 +31,6 @@ TestResult order_dependent_failure(TestResult failure, const std::vector<std::st
 }  // namespace
 
 namespace {
-
-// isolation = "worker" for gtest: a worker runs a share of one binary's
-// tests through GoogleTest's own loop. Each share costs a worker's start
-// (a fork, or a fresh process's static initialisation) and its exit, and a
-// failure costs nothing but that (the tests it did not start go to the
-// next share), so shares are as large as the run's balance allows: no more
-// than a quarter of what is left of the binary per job (the last shares
-// shrink, so no job runs alone at the end), at most kMostFollowers tests,
-// and about kShareOfWork by last durations (a test never run counts
-// kUnknownTestTime; durations measured in test isolation include each
-// process's start and teardown, so they overstate a worker's time).
-constexpr auto kShareOfWork = std::chrono::seconds(30);
-constexpr auto kUnknownTestTime = std::chrono::milliseconds(50);
-constexpr std::size_t kMostFollowers = 256;
-
-// Whether two tests can share one worker process: what shapes the process
-// (its slots, cgroup limits, TMPDIR, environment) is the same.
-bool same_process_shape(const select::ResolvedSettings& a, const select::ResolvedSettings& b) {
-  return a.slots == b.slots && a.max_processes == b.max_processes &&
-         a.max_memory == b.max_memory && a.private_tmpdir == b.private_tmpdir &&
-         a.leak_is_failure == b.leak_is_failure;
-}
 
 std::list<std::size_t> start_order(const std::vector<select::PlannedTest>& plan) {
   std::list<std::size_t> order;
@@ -204,44 +183,11 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
            !test.settings->exclusive && test.test->detail().resource_locks.empty() &&
            !diagnosis.count(index) && !alone.count(index);
   };
-  const auto expected_time = [&](std::size_t index) {
-    const auto known = index < options.expected.size() ? options.expected[index]
-                                                       : std::chrono::milliseconds(0);
-    return known.count() > 0 ? known : std::chrono::milliseconds(kUnknownTestTime);
-  };
-  // The tests that follow `lead` in its worker: pending tests of its
-  // binary registered after it (GoogleTest runs a filter's tests in
-  // registration order, which is discovery order: the plan's TestCases
-  // are one vector), taken out of `pending`, in that order.
-  const auto take_followers = [&](std::size_t lead) {
-    std::vector<Follower> followers;
-    const auto& first = plan[lead];
-    std::size_t eligible = 0;
-    for (const auto index : pending)
-      if (index != lead && plan[index].test->source == first.test->source) ++eligible;
-    // No share larger than its part of what is left of the binary, so the
-    // run's last minutes are not one worker's while other slots idle.
-    const auto slots = static_cast<std::size_t>(std::max(1, resources.total_slots()));
-    const std::size_t cap = std::min<std::size_t>(kMostFollowers, slots == 1 ? eligible : eligible / (2 * slots));
-    auto budget = kShareOfWork - expected_time(lead);
-    for (auto it = pending.begin(); it != pending.end() && followers.size() < cap &&
-                                    budget.count() > 0;) {
-      const auto index = *it;
-      const auto& test = plan[index];
-      if (index == lead || test.test->source != first.test->source || test.test < first.test ||
-          !shares_worker(index) || !same_process_shape(*test.settings, *first.settings) ||
-          (ordered && (waiting[index] > 0 || ended[index]))) {
-        ++it;
-        continue;
-      }
-      budget -= expected_time(index);
-      followers.push_back(Follower{index, &test});
-      it = pending.erase(it);
-    }
-    std::sort(followers.begin(), followers.end(),
-              [](const Follower& a, const Follower& b) { return a.test->test < b.test->test; });
-    return followers;
-  };
+  const ShareInputs share_inputs{&plan, &options.expected, resources.total_slots(),
+                                 [&](std::size_t index) {
+                                   return shares_worker(index) &&
+                                          !(ordered && (waiting[index] > 0 || ended[index]));
+                                 }};
   // Starts `index` if it fits now; false when it must wait.
   const auto try_start = [&](std::size_t index, int attempt) -> bool {
     const auto& test = plan[index];
@@ -281,7 +227,7 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
     observer.test_started(test, assignment);
     if (attempt == 1 && shares_worker(index)) {
       Assignment leading = assignment;
-      leading.followers = take_followers(index);
+      leading.followers = take_followers(share_inputs, index, pending);
       running += leading.followers.size();
       runner.start(test, leading);
       return true;

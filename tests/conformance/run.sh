@@ -20,7 +20,8 @@
 #   numpy-plain  the same tests' share hash:NUMPY_PLAIN_PARTITION, ranktest
 #                plain (a fresh interpreter per test) vs the same reference
 #   torch-fork   libtorch-test's GoogleTest binaries (ATen, c10), each binary
-#                run in one process vs ranktest's gtest fork server, every test
+#                run in one process vs ranktest's gtest fork server, a forked
+#                process per test, their share hash:TORCH_FORK_PARTITION
 #   torch-worker their share hash:TORCH_WORKER_PARTITION in worker
 #                processes (isolation = "worker": each runs a share of its
 #                binary's tests through GoogleTest's own loop, forked from the
@@ -66,6 +67,11 @@ NUMPY_PLAIN_PARTITION=${NUMPY_PLAIN_PARTITION:-26/40}
 # every test in workers.
 NUMPY_TEST_PARTITION=${NUMPY_TEST_PARTITION:-1/3}
 TORCH_PLAIN_PARTITION=${TORCH_PLAIN_PARTITION:-1/24}
+# Half of the 1,785 tests forked one per test: each forked test's full exit
+# runs libtorch's static destructors (about 0.35 s a test at -j 2), so all
+# of them took six minutes of the suite's time. TORCH_FORK_PARTITION=1/1
+# runs every test.
+TORCH_FORK_PARTITION=${TORCH_FORK_PARTITION:-1/2}
 # A third of the 1,785 tests: every binary's fork server still starts, and
 # shares of several tests still form (about 1 minute here).
 TORCH_WORKER_PARTITION=${TORCH_WORKER_PARTITION:-1/3}
@@ -310,6 +316,7 @@ torch_workload() {  # torch-fork | torch-worker | torch-plain
   rm -rf "$dir" && mkdir -p "$dir"
   if [ "$what" = torch-fork ]; then
     mode=fork-server
+    [ "$TORCH_FORK_PARTITION" = 1/1 ] || partition=(--partition "hash:$TORCH_FORK_PARTITION")
   elif [ "$what" = torch-worker ]; then
     mode=fork-server
     isolation=worker

@@ -287,5 +287,89 @@ TEST(JudgeTest, AForkRefusedAtMaxProcessesIsSaid) {
             std::string::npos);
 }
 
+// --- What never ran ---
+
+TEST(JudgeNotStarted, EachCauseHasItsOutcome) {
+  using Cause = NotStartedFacts::Cause;
+  const auto cannot = judge_not_started({Cause::cannot_start, "cannot create the TMPDIR"});
+  EXPECT_EQ(cannot.outcome, Outcome::error);
+  EXPECT_EQ(cannot.reason, "cannot create the TMPDIR");
+
+  const auto uncollected = judge_not_started({Cause::not_collected, "ImportError: no x"});
+  EXPECT_EQ(uncollected.outcome, Outcome::error);
+  EXPECT_EQ(uncollected.reason, "collection failed");
+  ASSERT_EQ(uncollected.failures.size(), 1u);
+  EXPECT_EQ(uncollected.failures[0].text, "ImportError: no x");
+
+  const auto refused = judge_not_started({Cause::refused, "WILL_FAIL with a fixture"});
+  EXPECT_EQ(refused.outcome, Outcome::error);
+  EXPECT_EQ(refused.reason, "refused");
+
+  const auto interrupted = judge_not_started({Cause::interrupted, {}});
+  EXPECT_EQ(interrupted.outcome, Outcome::interrupted);
+  EXPECT_FALSE(is_failure(interrupted.outcome));
+}
+
+UnstartedRankFacts unstarted(int rank) {
+  UnstartedRankFacts facts;
+  facts.rank = rank;
+  facts.first_rank = rank == 0;
+  facts.launcher = "srun";
+  facts.table = "slurm";
+  ProcessExit exit;
+  exit.code = 1;
+  facts.launcher_exit = exit;
+  facts.launcher_said = "srun: job 12 queued and waiting for resources";
+  return facts;
+}
+
+TEST(JudgeNotStarted, ARankTheLauncherNeverStartedIsItsError) {
+  auto facts = unstarted(0);
+  facts.root_cause = true;
+  facts.refusal = "srun: error: Unable to allocate resources: Invalid partition";
+  const auto result = judge_unstarted_rank(facts);
+  EXPECT_EQ(result.outcome, Outcome::error);
+  EXPECT_NE(result.reason.find("not started: srun ended with"), std::string::npos)
+      << result.reason;
+  ASSERT_EQ(result.failures.size(), 1u);
+  EXPECT_EQ(result.failures[0].text, facts.refusal);
+  // Not the root cause: no refusal repeated.
+  EXPECT_TRUE(judge_unstarted_rank(unstarted(1)).failures.empty());
+}
+
+TEST(JudgeNotStarted, AStartTimeoutWhileTheLauncherWaitedIsATimeoutTheFirstRankExplains) {
+  auto first = unstarted(0);
+  first.start_timed_out = std::chrono::seconds(120);
+  const auto result = judge_unstarted_rank(first);
+  EXPECT_EQ(result.outcome, Outcome::timed_out);
+  EXPECT_NE(result.reason.find("no rank started within 2m ([slurm] start-timeout): srun was "
+                               "still waiting"),
+            std::string::npos) << result.reason;
+  ASSERT_FALSE(result.failures.empty());
+  EXPECT_NE(result.failures[0].text.find("srun said:\nsrun: job 12 queued"),
+            std::string::npos);
+  auto second = unstarted(1);
+  second.start_timed_out = std::chrono::seconds(120);
+  const auto other = judge_unstarted_rank(second);
+  EXPECT_EQ(other.outcome, Outcome::timed_out);
+  EXPECT_EQ(other.reason, "not started");
+  // Interrupted meanwhile: the interruption, not a timeout.
+  first.interrupted = true;
+  EXPECT_EQ(judge_unstarted_rank(first).outcome, Outcome::interrupted);
+}
+
+TEST(JudgeNotStarted, AFailureWhileTheRunFolderWasFullIsNotTheTests) {
+  TestResult failed;
+  failed.outcome = Outcome::failed;
+  judge_unwritable_folder(failed, "No space left on device");
+  EXPECT_EQ(failed.outcome, Outcome::interrupted);
+  EXPECT_NE(failed.reason.find("(No space left on device)"), std::string::npos);
+  TestResult passed;
+  passed.outcome = Outcome::passed;
+  judge_unwritable_folder(passed, "No space left on device");
+  EXPECT_EQ(passed.outcome, Outcome::passed);
+  EXPECT_TRUE(passed.reason.empty());
+}
+
 }  // namespace
 }  // namespace ranktest::execute
