@@ -22,13 +22,13 @@
 #include "report/trace_reporter.h"
 #include "process/network_namespace.h"
 #include "process/test_cgroup.h"
-#include "execute/launcher_command.h"
 #include "execute/process_test_runner.h"
 #include "execute/run_folder.h"
 #include "app/report_outputs.h"
 #include "report/junit_reporter.h"
 #include "report/terminal_reporter.h"
 #include "process/port_probe.h"
+#include "process/own_files.h"
 #include "process/process_scan.h"
 #include "schedule/device_inventory.h"
 #include "schedule/scheduler.h"
@@ -334,9 +334,8 @@ int run_command(const CommandLine& cli) {
                                .audit_helper = execute::audit_helper_path(),
                                .hints = all_hints(config),
                                .cgroups = cgroups->available() ? cgroups.get() : nullptr,
-                               .mpirun = config.mpirun,
-                               .slurm = config.slurm,
-                               .rank_helper = execute::rank_helper_path(),
+                               .launcher_tables = config.launcher_tables,
+                               .rank_helper = process::beside_own_binary("ranktest-rank"),
                                .exit_watch = exit_watch ? &*exit_watch : nullptr,
                                .watch_waits = watch_waits,
                                .warn = warn});

@@ -12,6 +12,7 @@
 
 #include "config/duration.h"
 #include "config/hints.h"
+#include "launchers/launcher_kind.h"
 #include "model/test_case.h"
 
 namespace ranktest::config {
@@ -57,15 +58,8 @@ struct SourceConfig {
   Place place;
 };
 
-// [mpirun] and [slurm]: how ranktest calls a launcher that starts ranks.
-struct LauncherConfig {
-  std::string command;             // a name looked up in PATH, or a path
-  std::vector<std::string> args;   // before ranktest's own arguments' end
-  std::optional<std::filesystem::path> hostfile;  // mpirun only
-  // How long the launcher may take to start a test's first rank (srun
-  // queued for resources); the test's own timeout counts from that start.
-  Duration start_timeout = std::chrono::minutes(10);
-};
+// A launcher's table ([mpirun], [slurm]): launchers/launcher_kind.h.
+using LauncherConfig = launchers::LauncherConfig;
 
 // Settings a test can get from an [[override]]; unset means "not said here".
 struct TestSettings {
@@ -178,8 +172,8 @@ struct Config {
   std::vector<SourceConfig> sources;
   std::vector<Override> overrides;
 
-  LauncherConfig mpirun{"mpirun", {}, std::nullopt};
-  LauncherConfig slurm{"srun", {}, std::nullopt};
+  // Each launcher's table, by launcher (launchers/registry.cpp).
+  std::map<Launcher, LauncherConfig> launcher_tables = launchers::default_launcher_configs();
 };
 
 // "local", "mpirun", "slurm".

@@ -17,8 +17,14 @@ const std::vector<std::string>& KnownKeys::top_level() {
       "junit", "html", "history", "max-output", "devices", "port-range", "suspicious-output", "audit-children",
       "watch-workers", "isolation", "bisect",
       "max-processes", "max-memory", "retries", "retry-delay", "flaky", "launcher", "nodes",
-      "network", "network-fallback", "tmpdir", "source", "override", "hint", "mpirun", "slurm"};
-  return keys;
+      "network", "network-fallback", "tmpdir", "source", "override", "hint"};
+  // And each launcher's table.
+  static const std::vector<std::string> with_launchers = [] {
+    auto all = keys;
+    for (const auto* kind : launchers::launcher_kinds()) all.emplace_back(kind->name());
+    return all;
+  }();
+  return with_launchers;
 }
 const std::vector<std::string>& KnownKeys::source() {
   static const std::vector<std::string> keys{"kind", "paths", "args", "env",
@@ -36,19 +42,12 @@ const std::vector<std::string>& KnownKeys::override_table() {
   return keys;
 }
 const std::vector<std::string>& KnownKeys::launcher_table(Launcher launcher) {
-  static const std::vector<std::string> mpirun{"command", "args", "hostfile", "start-timeout"};
-  static const std::vector<std::string> slurm{"command", "args", "start-timeout"};
-  return launcher == Launcher::mpirun ? mpirun : slurm;
+  static const std::vector<std::string> none;
+  const auto* kind = launchers::launcher_kind(launcher);
+  return kind ? kind->table_keys() : none;
 }
 
-std::string_view launcher_name(Launcher launcher) {
-  switch (launcher) {
-    case Launcher::local: return "local";
-    case Launcher::mpirun: return "mpirun";
-    case Launcher::slurm: return "slurm";
-  }
-  return "local";
-}
+std::string_view launcher_name(Launcher launcher) { return launchers::launcher_name(launcher); }
 std::string_view network_name(Network network) {
   return network == Network::isolated ? "isolated" : "host";
 }

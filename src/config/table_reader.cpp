@@ -210,9 +210,13 @@ Expected<bool> TableReader::worker_isolation(const toml::node& node) const {
 
 Expected<Launcher> TableReader::launcher(const toml::node& node) const {
   const auto name = node.value<std::string>();
-  for (const auto launcher : {Launcher::local, Launcher::mpirun, Launcher::slurm})
-    if (node.is_string() && *name == launcher_name(launcher)) return launcher;
-  return wrong_type("launcher", node, "\"local\", \"mpirun\" or \"slurm\"");
+  if (node.is_string())
+    if (const auto launcher = launchers::launcher_named(*name)) return *launcher;
+  std::string names = "\"local\"";
+  const auto& kinds = launchers::launcher_kinds();
+  for (std::size_t i = 0; i < kinds.size(); ++i)
+    names += fmt::format("{}\"{}\"", i + 1 == kinds.size() ? " or " : ", ", kinds[i]->name());
+  return wrong_type("launcher", node, names);
 }
 
 Expected<std::vector<std::string>> TableReader::strings(std::string_view key,

@@ -8,24 +8,24 @@
 namespace ranktest::config {
 namespace {
 
-// [mpirun] or [slurm].
-std::optional<Error> read_launcher(const toml::node& node, Launcher launcher,
+// A launcher's table: [mpirun], [slurm].
+std::optional<Error> read_launcher(const toml::node& node, const launchers::LauncherKind& kind,
                                    const std::string& file, const std::filesystem::path& root,
                                    LauncherConfig& into) {
-  const auto name = launcher_name(launcher);
+  const auto name = kind.name();
   const auto* table = node.as_table();
   if (!table)
     return TableReader(file, "").wrong_type(name, node,
                                             fmt::format("a table, written [{}]", name));
   const TableReader reader(file, fmt::format(" in [{}]", name));
   if (auto error =
-          reader.check_keys(*table, KnownKeys::launcher_table(launcher), "docs/launchers.md"))
+          reader.check_keys(*table, kind.table_keys(), "docs/launchers.md"))
     return error;
   if (const auto* command = table->get("command")) {
     if (!command->is_string() || command->value<std::string>()->empty())
       return reader.wrong_type("command", *command,
                                fmt::format("the launcher's name or path, e.g. \"{}\"",
-                                           launcher == Launcher::mpirun ? "mpirun" : "srun"));
+                                           kind.default_command()));
     into.command = command->value<std::string>().value();
   }
   if (const auto* args = table->get("args")) {
@@ -159,13 +159,11 @@ std::optional<Error> read_top_level(const toml::table& table,
     if (!node->is_string()) return reader.wrong_type("html", *node, "a path string");
     config.html = config.root / node->value<std::string>().value();
   }
-  for (const auto& [launcher, into] :
-       {std::pair{Launcher::mpirun, &config.mpirun}, std::pair{Launcher::slurm, &config.slurm}}) {
-    const auto name = launcher_name(launcher);
-    if (const auto* node = table.get(name))
-      if (auto error = read_launcher(*node, launcher, reader.file(), config.root, *into))
+  for (const auto* kind : launchers::launcher_kinds())
+    if (const auto* node = table.get(kind->name()))
+      if (auto error = read_launcher(*node, *kind, reader.file(), config.root,
+                                     config.launcher_tables[kind->id()]))
         return error;
-  }
   return std::nullopt;
 }
 

@@ -208,8 +208,7 @@ void ProcessTestRunner::gtest_event(RunningTest*& holder, const GtestStreamEvent
         if (name != holder->test->test->name) return;
         holder->began = true;
         holder->started = now;
-        holder->deadline = now + holder->test->settings->timeout;
-        holder->next_slow_note = now + holder->test->settings->slow;
+        holder->start_clock(now, holder->test->settings->timeout, holder->test->settings->slow);
         worker.current = GtestStreamedTest{worker.suite, event.name, name, {}, false, false, 0};
         worker.slice_from = find_in_file(worker.log, 0, gtest_run_line(name)).value_or(0);
         return;
@@ -325,8 +324,8 @@ void ProcessTestRunner::gtest_test_ended(RunningTest& holder, const std::string&
     successor->forked = holder.forked;
     successor->spawned = 1;
     successor->started = now;
-    successor->deadline = now + successor->test->settings->timeout;
-    successor->next_slow_note = now + successor->test->settings->slow;
+    successor->start_clock(now, successor->test->settings->timeout,
+                           successor->test->settings->slow);
     worker.holder = successor.get();
     const auto dot = next.find('.');
     worker.current = GtestStreamedTest{worker.suite, next.substr(dot + 1), next, {}, false, false, 0};
@@ -342,7 +341,7 @@ void ProcessTestRunner::gtest_test_ended(RunningTest& holder, const std::string&
       holder.left_behind = std::move(others);
       holder.settle_group = group;
       note_leftovers(holder);
-      holder.enter(Phase::settling, now + options_.grace_period);
+      holder.left_processes(now, true, phase_times());
     }
     hand_back_followers(holder, false);
   }

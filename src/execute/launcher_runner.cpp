@@ -14,14 +14,14 @@
 
 #include <algorithm>
 
+#include "execute/judge.h"
 #include "execute/launch_plan.h"
-#include "execute/launcher_command.h"
 #include "execute/launcher_words.h"
 #include "execute/process_test_runner.h"
 #include "execute/stack_dump.h"
+#include "launchers/launcher_kind.h"
 #include "process/exit_status.h"
 #include "text/file_tail.h"
-#include "execute/judge.h"
 #include "text/sanitize.h"
 
 namespace ranktest::execute {
@@ -36,16 +36,16 @@ void ProcessTestRunner::start_with_launcher(
     RunningTest& running, std::vector<RankPlan> ranks,
     const std::function<void(const std::string&)>& failed_to_launch) {
   const auto& settings = *running.test->settings;
-  const bool mpirun = settings.launcher == Launcher::mpirun;
-  const auto& launcher = mpirun ? options_.mpirun : options_.slurm;
+  const auto& kind = *launchers::launcher_kind(settings.launcher);
+  const auto& launcher = options_.launcher_tables.at(settings.launcher);
   LaunchPlan plan;
   plan.test_id = running.test->test->id;
   plan.folder = running.folder;
-  if (mpirun && launcher.hostfile)
-    if (auto host = first_host_of_hostfile(*launcher.hostfile)) plan.master_address = *host;
+  if (auto host = kind.rank0_host(launcher)) plan.master_address = *host;
   plan.ranks = std::move(ranks);
-  // Slurm makes the devices it granted visible itself.
-  if (!mpirun)
+  // A cluster that places the ranks makes the devices it granted visible
+  // itself.
+  if (kind.cluster_places_ranks())
     for (auto& rank : plan.ranks)
       std::erase_if(rank.set, [](const auto& entry) {
         return entry.first.ends_with("_VISIBLE_DEVICES") || entry.first == "TPU_VISIBLE_CHIPS";
@@ -59,7 +59,9 @@ void ProcessTestRunner::start_with_launcher(
         config::launcher_name(settings.launcher), options_.rank_helper.string()));
 
   process::SpawnRequest request;
-  request.argv = launcher_command(launcher, settings, options_.rank_helper, plan_path);
+  request.argv = kind.command(
+      launcher, launchers::LaunchShape{settings.ranks, settings.nodes, settings.cluster_devices},
+      options_.rank_helper, plan_path);
   request.environment = process::make_environment({}, {});
   // With --no-capture the launcher's words go to the terminal, as the ranks' do.
   if (options_.capture_output) request.stdout_path = running.folder / "launcher.log";
@@ -69,6 +71,7 @@ void ProcessTestRunner::start_with_launcher(
     return failed_to_launch(fmt::format("cannot start {}: {}", request.argv.front(),
                                         spawned.error().message));
   running.launcher.emplace(std::move(*spawned));
+  running.launched = true;
   running.next_poll = Clock::now() + kPollInterval;
   // The launcher may wait before any rank starts (srun queued for
   // resources in a busy allocation): that wait is not the test's time.
@@ -112,8 +115,7 @@ void ProcessTestRunner::poll_rank_ends(RunningTest& running, Clock::time_point n
 void ProcessTestRunner::launcher_ended(RunningTest& running, Clock::time_point now) {
   poll_rank_ends(running, now);
   const auto& launcher = *running.launcher;
-  const auto& config = running.test->settings->launcher == Launcher::mpirun ? options_.mpirun
-                                                                             : options_.slurm;
+  const auto& config = options_.launcher_tables.at(running.test->settings->launcher);
   const auto name = std::filesystem::path(config.command).filename().string();
   for (auto& rank : running.ranks) {
     if (rank.result) continue;

@@ -115,8 +115,7 @@ std::unique_ptr<ProcessTestRunner::RunningTest> ProcessTestRunner::prepare_test(
   running->test = &test;
   running->assignment = assignment;
   running->started = now;
-  running->deadline = now + test.settings->timeout;
-  running->next_slow_note = now + test.settings->slow;
+  running->start_clock(now, test.settings->timeout, test.settings->slow);
 
   const auto not_started = [&](NotStartedFacts::Cause cause,
                                 const std::string& why) -> std::unique_ptr<RunningTest> {
@@ -233,12 +232,12 @@ bool ProcessTestRunner::spawn_ranks(RunningTest& running) {
   const auto& test = *running.test;
   running.enter(Phase::running);
   running.started = now;
-  running.deadline = now + test.settings->timeout;
   // A gtest worker's first test is bounded as a starting process until its
   // own TestStart (gtest_worker.cpp).
-  if (!running.began)
-    running.deadline = now + std::max(test.settings->start_timeout, test.settings->timeout);
-  running.next_slow_note = now + test.settings->slow;
+  running.start_clock(now,
+                      running.began ? test.settings->timeout
+                                    : std::max(test.settings->start_timeout, test.settings->timeout),
+                      test.settings->slow);
   // A test an idle worker takes runs in the worker's cgroup: none is made.
   if (options_.cgroups && !running.cgroup && idle_worker_for(running) == idle_workers_.end())
     running.cgroup = options_.cgroups->create(

@@ -29,6 +29,7 @@
 #include "execute/gtest_stream.h"
 #include "execute/launch_plan.h"
 #include "execute/run_folder.h"
+#include "execute/test_phases.h"
 #include "process/child_process.h"
 #include "process/descriptor.h"
 #include "process/network_namespace.h"
@@ -54,9 +55,9 @@ struct RunnerOptions {
   std::vector<config::Hint> hints;
   // Where set and available, each test runs in a cgroup of its own.
   process::CgroupTree* cgroups = nullptr;
-  // [mpirun] and [slurm], and ranktest-rank, which they start per rank.
-  config::LauncherConfig mpirun;
-  config::LauncherConfig slurm;
+  // Each launcher's table ([mpirun], [slurm]), and ranktest-rank, which
+  // they start per rank.
+  std::map<Launcher, config::LauncherConfig> launcher_tables;
   std::filesystem::path rank_helper;
   // The kernel's process events, where they can be had: the workers a
   // pytest test starts are watched, and a pass whose worker failed is
@@ -139,25 +140,6 @@ class ProcessTestRunner final : public schedule::TestRunner {
     process::ChildProcess child;
   };
 
-  // Where a test is. Each phase but running and waiting_for_server ends at
-  // phase_ends, or earlier when what it waits for happens.
-  enum class Phase {
-    waiting_for_server,  // its fork server still collects: nothing started, no clock
-    running,
-    draining,            // a rank failed: the others get the grace period to end
-    asking_stacks,       // timed out: Python ranks write stacks, audits let go
-    dumping_stacks,      // debuggers take every process's stacks
-    terminating,         // SIGTERM sent (a launcher's ranks: asked to stop)
-    terminating_launcher,  // the launcher itself got SIGTERM
-    killing,             // SIGKILL sent, again until the last rank is reaped
-    // Every rank ended on its own, but processes it started still run:
-    // they get the grace period to end on their own (a relaunched rank
-    // finishing its teardown after rank 0) before they count as left
-    // behind and are killed. Looked at without blocking the loop.
-    settling,
-    settled,  // nothing of it runs any more: it can be judged
-  };
-
   // isolation = "worker": a process forked from a pytest fork server that
   // runs test after test, as an xdist worker does, while each passes and
   // leaves nothing behind (worker_pool.cpp). Idle between tests; while it
@@ -202,23 +184,17 @@ class ProcessTestRunner final : public schedule::TestRunner {
     bool ending = false;  // told to end at its holder's TestEnd
   };
 
-  struct RunningTest {
+  // A test's phases and clock (test_phases.h), and what the supervisor
+  // holds of it.
+  struct RunningTest : TestPhases {
     const select::PlannedTest* test = nullptr;
     std::filesystem::path folder;  // the attempt's folder
     schedule::Assignment assignment;
     std::vector<Rank> ranks;
     // Each rank's command, kept until every rank started.
     std::vector<RankPlan> commands;
-    Phase phase = Phase::running;
-    Clock::time_point phase_ends = Clock::time_point::max();
-    Clock::time_point started;
-    Clock::time_point deadline;                // the test's timeout
-    Clock::time_point next_slow_note;
     std::vector<Dumper> dumpers;
     std::optional<int> first_failed;  // the first rank seen failing
-    // Why it is being stopped: facts for the judge.
-    bool timed_out = false;
-    bool interrupted = false;
     bool forked = false;  // a fork server forked a rank of it
     // Ranks started so far (in order); the next one may wait for a fork.
     std::size_t spawned = 0;
@@ -249,17 +225,10 @@ class ProcessTestRunner final : public schedule::TestRunner {
     // read from ranktest-rank's records, polled until then.
     std::optional<process::ChildProcess> launcher;
     Clock::time_point next_poll;
-    // Until its first rank starts, a launched test's deadline is the
-    // launcher's start-timeout; from then on, its own timeout.
-    // (Set only before the timeout: a test timed out without it timed out
-    // waiting for the launcher, start_timed_out().)
-    bool ranks_started = false;
     // Whether its test has begun in every rank: false while a fresh pytest
     // rank still starts (its deadline is then the start bound, and its
     // timeout counts from the moment the last of them began).
     bool began = true;
-    // asking_stacks: until when the Python ranks get to write theirs.
-    Clock::time_point python_stacks_by;
     // isolation = "worker": the worker running it; whether the worker goes
     // back to the idle ones once the test is judged (it passed, clean).
     std::unique_ptr<Worker> worker;
@@ -270,14 +239,7 @@ class ProcessTestRunner final : public schedule::TestRunner {
     std::size_t ran_in_worker = 0;  // how many of gtest->ran ran before it
 
     bool all_reaped() const;
-    // The launcher started no rank within its start-timeout.
-    bool start_timed_out() const { return launcher && timed_out && !ranks_started; }
     const process::ChildProcess* unreaped() const;  // any rank still unreaped
-    bool stopping() const { return phase != Phase::running && phase != Phase::draining; }
-    void enter(Phase next, Clock::time_point ends = Clock::time_point::max()) {
-      phase = next;
-      phase_ends = ends;
-    }
   };
 
   std::unique_ptr<RunningTest> prepare_test(const select::PlannedTest& test,
@@ -309,12 +271,13 @@ class ProcessTestRunner final : public schedule::TestRunner {
   // Deadlines and stopping (supervision.cpp).
   void rank_ended(RunningTest& running, Rank& rank, Clock::time_point now);
   void enforce_deadlines(Clock::time_point now);
+  struct Effects;  // what the phases ask of a test's processes (supervision.cpp)
+  PhaseTimes phase_times() const;
   void advance(RunningTest& running, Clock::time_point now);
   void terminate(RunningTest& running, Clock::time_point now);
   void signal_test(const RunningTest& running, int signal) const;
   Clock::time_point next_deadline() const;
   void end_left_behind(RunningTest& running, const process::ChildProcess& last_rank);
-  void settle(RunningTest& running, Clock::time_point now);
   // Workers (worker_pool.cpp).
   bool runs_in_worker(const RunningTest& running) const;
   bool start_in_idle_worker(RunningTest& running);
@@ -345,7 +308,7 @@ class ProcessTestRunner final : public schedule::TestRunner {
   void note_leftovers(RunningTest& running) const;
   bool leftover_ended(pid_t pid, const ProcessExit& exit);
   static bool watches_workers(const select::PlannedTest& test);
-  bool ask_for_stacks(RunningTest& running) const;
+  std::optional<PhaseClock::duration> ask_for_stacks(RunningTest& running) const;
   bool audits_let_go(const RunningTest& running) const;
   bool start_stack_dumps(RunningTest& running);
   std::vector<std::string> markers(const RunningTest& running) const;

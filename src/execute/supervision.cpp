@@ -1,7 +1,8 @@
-// How the supervisor moves a test through its phases (RunningTest::Phase):
-// a rank's end, the grace period after a failure, the timeout with its
-// stacks, SIGTERM, SIGKILL. Nothing here waits: each phase has a deadline
-// that wait() sleeps to, along with everything else.
+// How the supervisor moves a test through its phases (test_phases.h
+// decides when; here is what each step does to processes): a rank's end,
+// the grace period after a failure, the timeout with its stacks, SIGTERM,
+// SIGKILL. Nothing here waits: each phase has a deadline that wait()
+// sleeps to, along with everything else.
 #include <fmt/format.h>
 #include <signal.h>
 
@@ -20,20 +21,9 @@ namespace ranktest::execute {
 namespace {
 
 constexpr std::size_t kTailBytes = 64 * 1024;
-// How long the debuggers get to take the stacks of a hung test.
-constexpr auto kStackDumpTime = std::chrono::seconds(20);
 // How long Python ranks get to write their stacks (faulthandler writes from
-// its signal handler at once) and audits get to let go of their tracees.
+// its signal handler at once).
 constexpr auto kPythonStackTime = std::chrono::milliseconds(200);
-constexpr auto kAuditDetachTime = std::chrono::seconds(1);
-// How often a phase that waits for something without a signal looks.
-constexpr auto kLookInterval = std::chrono::milliseconds(20);
-// How long what a stopped test started gets to end on the signal it got
-// with the test before it counts as left behind.
-constexpr auto kSettleWhenStopped = std::chrono::milliseconds(200);
-// SIGKILL again this often until the last rank is reaped (a process forked
-// between two signals escapes one, not two).
-constexpr auto kKillAgain = std::chrono::milliseconds(100);
 
 }  // namespace
 
@@ -75,18 +65,63 @@ void ProcessTestRunner::rank_ended(RunningTest& running, Rank& rank, Clock::time
   // The first failure is the root cause; the others get the grace period
   // to finish on their own (or fail too), then are stopped.
   running.first_failed = rank.rank;
-  if (!running.all_reaped() && running.phase == Phase::running)
-    running.enter(Phase::draining, now + options_.grace_period);
+  if (!running.all_reaped()) running.rank_failed(now, phase_times());
+}
+
+// What the phases ask of a test's processes (test_phases.h).
+struct ProcessTestRunner::Effects final : PhaseEffects {
+  Effects(ProcessTestRunner& runner, RunningTest& running) : runner(runner), running(running) {}
+  ProcessTestRunner& runner;
+  RunningTest& running;
+
+  void still_running(PhaseClock::duration elapsed) override {
+    runner.slow_.push_back(
+        {running.assignment, std::chrono::duration_cast<std::chrono::milliseconds>(elapsed)});
+  }
+  void mark_running_ranks_stopped() override {
+    for (auto& rank : running.ranks) rank.stopped = !rank.child.exit();
+  }
+  std::optional<PhaseClock::duration> ask_for_stacks() override {
+    return runner.ask_for_stacks(running);
+  }
+  bool audits_let_go() override { return runner.audits_let_go(running); }
+  bool start_stack_dumps() override { return runner.start_stack_dumps(running); }
+  bool stacks_taken() override {
+    if (running.launcher) return runner.launcher_stacks_taken(running);
+    return std::all_of(running.dumpers.begin(), running.dumpers.end(),
+                       [](const Dumper& d) { return d.child.exit(); });
+  }
+  void stop_ranks() override {
+    for (auto& d : running.dumpers)
+      if (!d.child.exit()) d.child.signal_group(SIGKILL);
+    // Ranks a launcher started are asked through their ranktest-rank, on
+    // whichever node they run; the launcher goes on to collect their ends.
+    if (running.launcher) runner.request_launcher_stop(running);
+    else runner.signal_test(running, SIGTERM);
+  }
+  void signal_all(int signal) override { runner.signal_test(running, signal); }
+  bool leftovers_running() override {
+    running.left_behind = runner.test_processes(running, running.settle_group);
+    runner.note_leftovers(running);
+    return !running.left_behind.empty();
+  }
+  void kill_leftovers() override {
+    // Killed one by one (the group's leader is gone; its members found
+    // just now hold its id).
+    for (const pid_t pid : running.left_behind) ::kill(pid, SIGKILL);
+    if (running.cgroup) running.cgroup->kill_all();
+  }
+};
+
+PhaseTimes ProcessTestRunner::phase_times() const {
+  PhaseTimes times;
+  times.grace_period = options_.grace_period;
+  return times;
 }
 
 void ProcessTestRunner::terminate(RunningTest& running, Clock::time_point now) {
-  for (auto& d : running.dumpers)
-    if (!d.child.exit()) d.child.signal_group(SIGKILL);
-  // Ranks a launcher started are asked through their ranktest-rank, on
-  // whichever node they run; the launcher goes on to collect their ends.
-  if (running.launcher) request_launcher_stop(running);
-  else signal_test(running, SIGTERM);
-  running.enter(Phase::terminating, now + options_.grace_period);
+  Effects effects(*this, running);
+  running.stop(now, phase_times(), effects);
 }
 
 // Everything of the test gets `signal`: its process group, each rank even
@@ -135,68 +170,8 @@ void ProcessTestRunner::advance(RunningTest& running, Clock::time_point now) {
   if (running.launcher && (now >= running.next_poll || now >= running.deadline ||
                            (running.phase != Phase::running && now >= running.phase_ends)))
     poll_rank_ends(running, now);
-  if ((running.phase == Phase::running || running.phase == Phase::draining) &&
-      now >= running.next_slow_note && now < running.deadline) {
-    slow_.push_back({running.assignment, std::chrono::duration_cast<std::chrono::milliseconds>(
-                                             now - running.started)});
-    running.next_slow_note += running.test->settings->slow;
-  }
-  switch (running.phase) {
-    case Phase::waiting_for_server:
-      return;
-    case Phase::running:
-    case Phase::draining:
-      if (running.phase == Phase::draining && now >= running.phase_ends) {
-        for (auto& rank : running.ranks) rank.stopped = !rank.child.exit();
-        terminate(running, now);
-      } else if (now >= running.deadline) {
-        running.timed_out = true;
-        if (running.start_timed_out()) {
-          // No rank runs yet, nothing to take stacks of; the launcher is
-          // stopped before it starts one.
-          signal_test(running, SIGTERM);
-          running.enter(Phase::terminating_launcher, now + options_.grace_period);
-        } else if (running.interrupted) terminate(running, now);
-        else if (ask_for_stacks(running)) running.enter(Phase::asking_stacks, now + kAuditDetachTime);
-        else if (start_stack_dumps(running)) running.enter(Phase::dumping_stacks, now + kStackDumpTime);
-        else terminate(running, now);
-      }
-      return;
-    case Phase::asking_stacks:
-      if (now >= running.phase_ends || (now >= running.python_stacks_by && audits_let_go(running))) {
-        if (start_stack_dumps(running)) running.enter(Phase::dumping_stacks, now + kStackDumpTime);
-        else terminate(running, now);
-      }
-      return;
-    case Phase::dumping_stacks: {
-      const bool dumped = running.launcher
-                              ? launcher_stacks_taken(running)
-                              : std::all_of(running.dumpers.begin(), running.dumpers.end(),
-                                            [](const Dumper& d) { return d.child.exit(); });
-      if (dumped || now >= running.phase_ends) terminate(running, now);
-      return;
-    }
-    case Phase::terminating:
-      if (now < running.phase_ends) return;
-      if (running.launcher) {
-        // The ranks did not stop: the launcher ends them its own way.
-        signal_test(running, SIGTERM);
-        running.enter(Phase::terminating_launcher, now + options_.grace_period);
-        return;
-      }
-      [[fallthrough]];
-    case Phase::terminating_launcher:
-    case Phase::killing:
-      if (now < running.phase_ends) return;
-      signal_test(running, SIGKILL);
-      running.enter(Phase::killing, now + kKillAgain);
-      return;
-    case Phase::settling:
-      settle(running, now);
-      return;
-    case Phase::settled:
-      return;
-  }
+  Effects effects(*this, running);
+  running.advance(now, phase_times(), effects);
 }
 
 ProcessTestRunner::Clock::time_point ProcessTestRunner::next_deadline() const {
@@ -207,30 +182,10 @@ ProcessTestRunner::Clock::time_point ProcessTestRunner::next_deadline() const {
     if (server->starting()) next = std::min(next, server->ready_by());
     else if (server->busy()) next = std::min(next, server->fork_deadline());
   const auto now = Clock::now();
+  const auto times = phase_times();
   for (const auto& running : running_) {
-    switch (running->phase) {
-      case Phase::waiting_for_server:
-        continue;
-      case Phase::running:
-        next = std::min({next, running->deadline, running->next_slow_note});
-        break;
-      case Phase::draining:
-        next = std::min({next, running->deadline, running->next_slow_note, running->phase_ends});
-        break;
-      case Phase::asking_stacks:
-        next = std::min({next, running->phase_ends, std::max(now + kLookInterval,
-                                                             running->python_stacks_by)});
-        break;
-      case Phase::settling:
-        // Nothing signals the end of a process that is not our child: look.
-        next = std::min({next, running->phase_ends, now + kLookInterval});
-        break;
-      case Phase::settled:
-        next = now;
-        break;
-      default:
-        next = std::min(next, running->phase_ends);
-    }
+    if (running->phase == Phase::waiting_for_server) continue;
+    next = std::min(next, running->next_wake(now, times));
     // A rank a launcher started ends without a signal to this process.
     if (running->launcher) next = std::min(next, running->next_poll);
   }
@@ -258,28 +213,12 @@ void ProcessTestRunner::end_left_behind(RunningTest& running,
   if (!running.left_behind.empty()) {
     running.settle_group = last_rank.process_group();
     note_leftovers(running);
-    const bool ended_on_its_own = running.phase == Phase::running && !stopping_;
-    running.enter(Phase::settling,
-                  Clock::now() + (ended_on_its_own ? options_.grace_period : kSettleWhenStopped));
+    running.left_processes(Clock::now(), running.phase == Phase::running && !stopping_,
+                           phase_times());
     return;
   }
   last_rank.signal_group(SIGKILL);
   if (running.cgroup) running.cgroup->kill_all();
-}
-
-void ProcessTestRunner::settle(RunningTest& running, Clock::time_point now) {
-  running.left_behind = test_processes(running, running.settle_group);
-  note_leftovers(running);
-  if (running.left_behind.empty()) {
-    running.enter(Phase::settled);
-    return;
-  }
-  if (now < running.phase_ends) return;
-  // Still running after the grace period: left behind. Killed one by one
-  // (the group's leader is gone; its members found just now hold its id).
-  for (const pid_t pid : running.left_behind) ::kill(pid, SIGKILL);
-  if (running.cgroup) running.cgroup->kill_all();
-  running.enter(Phase::settled);
 }
 
 // Each leftover's command line, read while it runs (once reaped, only its
@@ -335,20 +274,22 @@ std::vector<std::string> ProcessTestRunner::markers(const RunningTest& running) 
 // attaches to): Python processes running ranktest's plugin write their own
 // stacks on SIGUSR2 (faulthandler, even while blocked in C code), and each
 // ranktest-audit lets go of its tracees on SIGUSR1 (a debugger cannot attach
-// to a traced process). False when there was nobody to ask.
-bool ProcessTestRunner::ask_for_stacks(RunningTest& running) const {
-  if (running.launcher) return false;
+// to a traced process). How long the Python ranks get to write theirs;
+// nullopt when there was nobody to ask.
+std::optional<PhaseClock::duration> ProcessTestRunner::ask_for_stacks(
+    RunningTest& running) const {
+  if (running.launcher) return std::nullopt;
   const auto* leader = running.unreaped();
-  if (!leader) return false;
+  if (!leader) return std::nullopt;
   bool asked = false;
-  running.python_stacks_by = Clock::now();
+  PhaseClock::duration python_wait{0};
   if (adapter_for(running.test->test->source->kind).dumps_stacks_on_signal()) {
     const auto processes = test_processes(running, leader->process_group());
     for (const auto& [pid, path] : python_stack_files(running.folder))
       if (std::find(processes.begin(), processes.end(), pid) != processes.end()) {
         ::kill(pid, SIGUSR2);
         asked = true;
-        running.python_stacks_by = Clock::now() + kPythonStackTime;
+        python_wait = kPythonStackTime;
       }
   }
   for (const auto& rank : running.ranks)
@@ -356,7 +297,8 @@ bool ProcessTestRunner::ask_for_stacks(RunningTest& running) const {
       ::kill(rank.child.pid(), SIGUSR1);
       asked = true;
     }
-  return asked;
+  if (!asked) return std::nullopt;
+  return python_wait;
 }
 
 // No process of the test is traced by its ranks' ranktest-audit any more.

@@ -70,8 +70,7 @@ void ProcessTestRunner::poll_begins(Clock::time_point now) {
     if (waiting || running->spawned < running->ranks.size()) continue;
     running->began = true;
     if (running->timed_out || running->phase != Phase::running) continue;
-    running->deadline = now + running->test->settings->timeout;
-    running->next_slow_note = now + running->test->settings->slow;
+    running->start_clock(now, running->test->settings->timeout, running->test->settings->slow);
   }
 }
 

@@ -174,7 +174,7 @@ void ProcessTestRunner::worker_passed(RunningTest& running, Clock::time_point no
     running.left_behind = std::move(others);
     running.settle_group = group;
     note_leftovers(running);
-    running.enter(Phase::settling, now + options_.grace_period);
+    running.left_processes(now, true, phase_times());
   }
   rank_ended(running, slot, now);
 }

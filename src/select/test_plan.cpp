@@ -5,10 +5,16 @@
 #include <algorithm>
 #include <optional>
 
+#include "launchers/launcher_kind.h"
 #include "select/test_order.h"
 #include "text/glob.h"
 
 namespace ranktest::select {
+
+bool ResolvedSettings::ranks_run_here() const {
+  const auto* kind = launchers::launcher_kind(launcher);
+  return !kind || !kind->cluster_places_ranks();
+}
 
 bool glob_matches_test(const std::string& glob, const TestCase& test) {
   return text::glob_match(glob, test.id) || text::glob_match(glob, test.name);
@@ -106,7 +112,10 @@ ResolvedSettings resolve_settings(const config::Config& config,
   settings.nodes = chosen.nodes.value_or(0);
   settings.network = chosen.network.value_or(Network::host);
   settings.private_tmpdir = chosen.private_tmpdir.value_or(false);
-  if (settings.launcher == Launcher::slurm) std::swap(settings.devices, settings.cluster_devices);
+  // The cluster grants such a launcher's devices (Slurm's GRES): not counted here.
+  if (const auto* kind = launchers::launcher_kind(settings.launcher);
+      kind && kind->cluster_places_ranks())
+    std::swap(settings.devices, settings.cluster_devices);
   return settings;
 }
 
@@ -128,7 +137,7 @@ void add_resource_group_devices(const TestCase& test, const std::map<std::string
       else if (absent[requirement.type].empty() || absent[requirement.type].back() != test.id)
         absent[requirement.type].push_back(test.id);
     }
-  auto& devices = settings.launcher == Launcher::slurm ? settings.cluster_devices : settings.devices;
+  auto& devices = settings.ranks_run_here() ? settings.devices : settings.cluster_devices;
   if (devices.empty()) devices = std::move(needs);
 }
 
@@ -212,7 +221,7 @@ std::optional<std::string> network_conflict(const TestPlan& plan) {
           "cannot share one network namespace (they may span nodes); set network = \"host\" "
           "for it in an [[override]], or launcher = \"local\" (see docs/configuration.md)",
           planned.test->id, config::launcher_name(settings.launcher),
-          settings.launcher == Launcher::mpirun ? "mpirun" : "srun");
+          launchers::launcher_kind(settings.launcher)->default_command());
   }
   return std::nullopt;
 }

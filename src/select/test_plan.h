@@ -56,9 +56,9 @@ struct ResolvedSettings {
   // cluster's, not this machine's, so `devices` is then empty and the
   // scheduler grants nothing here.
   std::map<std::string, int> cluster_devices;
-  // Slurm places the ranks on its nodes: they take no slot of this machine
-  // but the one srun runs in.
-  bool ranks_run_here() const { return launcher != Launcher::slurm; }
+  // Unless the cluster places the ranks on its nodes (Slurm): then they
+  // take no slot of this machine but the one its launcher runs in.
+  bool ranks_run_here() const;
 
   bool operator==(const ResolvedSettings&) const = default;
 };

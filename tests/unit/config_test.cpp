@@ -101,13 +101,13 @@ nodes = 2
 )");
   ASSERT_TRUE(config) << config.error().message;
   EXPECT_EQ(config->defaults.launcher, Launcher::mpirun);
-  EXPECT_EQ(config->mpirun.command, "/opt/openmpi/bin/mpirun");
-  EXPECT_EQ(config->mpirun.hostfile, std::filesystem::path("/project/hosts.txt"));
-  EXPECT_EQ(config->mpirun.args, (std::vector<std::string>{"--bind-to", "none"}));
-  EXPECT_EQ(config->slurm.command, "srun");  // the default
-  EXPECT_EQ(config->slurm.args, std::vector<std::string>{"--partition=gpu"});
-  EXPECT_EQ(config->slurm.start_timeout, std::chrono::minutes(30));
-  EXPECT_EQ(config->mpirun.start_timeout, std::chrono::minutes(10));  // the default
+  EXPECT_EQ(config->launcher_tables.at(Launcher::mpirun).command, "/opt/openmpi/bin/mpirun");
+  EXPECT_EQ(config->launcher_tables.at(Launcher::mpirun).hostfile, std::filesystem::path("/project/hosts.txt"));
+  EXPECT_EQ(config->launcher_tables.at(Launcher::mpirun).args, (std::vector<std::string>{"--bind-to", "none"}));
+  EXPECT_EQ(config->launcher_tables.at(Launcher::slurm).command, "srun");  // the default
+  EXPECT_EQ(config->launcher_tables.at(Launcher::slurm).args, std::vector<std::string>{"--partition=gpu"});
+  EXPECT_EQ(config->launcher_tables.at(Launcher::slurm).start_timeout, std::chrono::minutes(30));
+  EXPECT_EQ(config->launcher_tables.at(Launcher::mpirun).start_timeout, std::chrono::minutes(10));  // the default
   EXPECT_EQ(config->sources[0].launcher, Launcher::slurm);
   EXPECT_EQ(config->overrides[0].settings.launcher, Launcher::local);
   EXPECT_EQ(config->overrides[0].settings.nodes, 2);

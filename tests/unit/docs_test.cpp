@@ -50,8 +50,8 @@ TEST(Docs, ConfigurationReferenceNamesEveryKey) {
   // The launcher tables are described where the launchers are.
   const auto launchers = read_doc("launchers.md");
   ASSERT_FALSE(launchers.empty());
-  for (const auto launcher : {Launcher::mpirun, Launcher::slurm})
-    for (const auto& key : config::KnownKeys::launcher_table(launcher))
+  for (const auto* kind : launchers::launcher_kinds())
+    for (const auto& key : kind->table_keys())
       EXPECT_NE(launchers.find("| `" + key + "` |"), std::string::npos) << key;
 }
 

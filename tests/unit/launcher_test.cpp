@@ -6,8 +6,8 @@
 #include <map>
 
 #include "execute/launch_plan.h"
-#include "execute/launcher_command.h"
 #include "execute/rank_identity.h"
+#include "launchers/launcher_kind.h"
 #include "process/temporary_directory.h"
 
 namespace ranktest::execute {
@@ -89,10 +89,10 @@ TEST(RankIdentity, SlurmHostLists) {
 
 TEST(LauncherCommand, MpirunWithAHostfile) {
   config::LauncherConfig mpirun{"mpirun", {"--oversubscribe"}, "/etc/hosts.mpi"};
-  select::ResolvedSettings settings;
-  settings.launcher = Launcher::mpirun;
-  settings.ranks = 4;
-  EXPECT_EQ(launcher_command(mpirun, settings, "/bin/ranktest-rank", "/run/plan.json"),
+  launchers::LaunchShape shape;
+  shape.ranks = 4;
+  EXPECT_EQ(launchers::mpirun_kind().command(mpirun, shape, "/bin/ranktest-rank",
+                                             "/run/plan.json"),
             (std::vector<std::string>{"mpirun", "-np", "4", "--hostfile", "/etc/hosts.mpi",
                                       "--mca", "orte_abort_on_non_zero_status", "0",
                                       "--oversubscribe", "/bin/ranktest-rank",
@@ -101,12 +101,8 @@ TEST(LauncherCommand, MpirunWithAHostfile) {
 
 TEST(LauncherCommand, SrunAsksSlurmForNodesAndDevices) {
   config::LauncherConfig srun{"srun", {"--partition=gpu"}, std::nullopt};
-  select::ResolvedSettings settings;
-  settings.launcher = Launcher::slurm;
-  settings.ranks = 8;
-  settings.nodes = 2;
-  settings.cluster_devices = {{"cuda", 8}, {"tpu", 4}};
-  EXPECT_EQ(launcher_command(srun, settings, "/bin/ranktest-rank", "/run/plan.json"),
+  const launchers::LaunchShape shape{8, 2, {{"cuda", 8}, {"tpu", 4}}};
+  EXPECT_EQ(launchers::slurm_kind().command(srun, shape, "/bin/ranktest-rank", "/run/plan.json"),
             (std::vector<std::string>{"srun", "--ntasks=8", "--nodes=2", "--gpus=8",
                                       "--gres=tpu:4", "--kill-on-bad-exit=0",
                                       "--job-name=ranktest", "--partition=gpu",
@@ -118,10 +114,35 @@ TEST(LauncherCommand, TheHostfilesFirstHostIsWhereRankZeroRuns) {
   ASSERT_TRUE(made);
   const auto& dir = *made;
   std::ofstream(dir.path() / "hosts") << "# cluster\n\n  node3 slots=4\nnode4 slots=4\n";
-  EXPECT_EQ(first_host_of_hostfile(dir.path() / "hosts"), "node3");
+  const auto rank0 = [&](const char* file) {
+    return launchers::mpirun_kind().rank0_host(
+        config::LauncherConfig{"mpirun", {}, dir.path() / file});
+  };
+  EXPECT_EQ(rank0("hosts"), "node3");
   std::ofstream(dir.path() / "empty") << "# nothing\n";
-  EXPECT_EQ(first_host_of_hostfile(dir.path() / "empty"), std::nullopt);
-  EXPECT_EQ(first_host_of_hostfile(dir.path() / "missing"), std::nullopt);
+  EXPECT_EQ(rank0("empty"), std::nullopt);
+  EXPECT_EQ(rank0("missing"), std::nullopt);
+  // Without a hostfile, or under Slurm, ranktest-rank finds out on the node.
+  EXPECT_EQ(launchers::mpirun_kind().rank0_host(config::LauncherConfig{"mpirun", {}, {}}),
+            std::nullopt);
+  EXPECT_EQ(launchers::slurm_kind().rank0_host(config::LauncherConfig{"srun", {}, {}}),
+            std::nullopt);
+}
+
+// Every launcher is found by its name, and only the registry knows them.
+TEST(LauncherRegistry, NamesRoundTripAndLocalHasNoKind) {
+  EXPECT_EQ(launchers::launcher_kind(Launcher::local), nullptr);
+  EXPECT_EQ(launchers::launcher_named("local"), Launcher::local);
+  EXPECT_EQ(launchers::launcher_named("kubernetes"), std::nullopt);
+  for (const auto* kind : launchers::launcher_kinds()) {
+    EXPECT_EQ(launchers::launcher_named(kind->name()), kind->id());
+    EXPECT_EQ(launchers::launcher_kind(kind->id()), kind);
+    EXPECT_EQ(launchers::launcher_name(kind->id()), kind->name());
+    EXPECT_EQ(launchers::default_launcher_configs().at(kind->id()).command,
+              kind->default_command());
+  }
+  EXPECT_FALSE(launchers::mpirun_kind().cluster_places_ranks());
+  EXPECT_TRUE(launchers::slurm_kind().cluster_places_ranks());
 }
 
 TEST(LaunchPlan, RoundTripsThroughJson) {

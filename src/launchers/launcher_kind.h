@@ -1,0 +1,85 @@
+// Every launcher ranktest can have start a test's ranks (launcher = "..."
+// beside "local"): what ranktest knows of each, in one file per launcher
+// (mpirun.cpp, slurm.cpp) and one registry (registry.cpp). The
+// configuration, the plan and the supervisor ask a LauncherKind, never a
+// launcher's name. Adding a launcher: its Launcher value
+// (model/test_case.h), a file here, its line in registry.cpp, and its
+// section in docs/launchers.md.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/duration.h"
+#include "model/test_case.h"
+
+namespace ranktest::launchers {
+
+// A launcher's table ([mpirun], [slurm]): how ranktest calls it.
+struct LauncherConfig {
+  std::string command;             // a name looked up in PATH, or a path
+  std::vector<std::string> args;   // before ranktest's own arguments' end
+  std::optional<std::filesystem::path> hostfile;  // where the kind takes one
+  // How long the launcher may take to start a test's first rank (srun
+  // queued for resources); the test's own timeout counts from that start.
+  config::Duration start_timeout = std::chrono::minutes(10);
+};
+
+// What one test asks of its launcher.
+struct LaunchShape {
+  int ranks = 1;
+  int nodes = 0;  // 0: as the launcher places them
+  // Devices the cluster grants the test (cluster_places_ranks), by kind.
+  std::map<std::string, int> cluster_devices;
+};
+
+class LauncherKind {
+ public:
+  virtual ~LauncherKind() = default;
+  virtual Launcher id() const = 0;
+  // launcher = "<name>", and its table [<name>].
+  virtual std::string_view name() const = 0;
+  // The command it runs unless its table's `command` says otherwise.
+  virtual std::string_view default_command() const = 0;
+  // The keys its table accepts (docs/launchers.md lists each).
+  virtual const std::vector<std::string>& table_keys() const = 0;
+  // Whether the cluster places the ranks on its nodes and grants their
+  // devices (Slurm's GRES): then they take no slot of this machine but the
+  // launcher's, and ranktest neither counts their devices in its inventory
+  // nor sets *_VISIBLE_DEVICES for them.
+  virtual bool cluster_places_ranks() const = 0;
+  // The command line that starts the ranks, each as `rank_helper plan`.
+  // A failed rank must not make the launcher kill the others at once: the
+  // runner gives them the grace period, as it does locally.
+  virtual std::vector<std::string> command(const LauncherConfig& config, const LaunchShape& shape,
+                                           const std::filesystem::path& rank_helper,
+                                           const std::filesystem::path& plan) const = 0;
+  // Where rank 0 will run, when the configuration says so before the start
+  // (mpirun's hostfile); nullopt: ranktest-rank finds out on the node.
+  virtual std::optional<std::string> rank0_host(const LauncherConfig& config) const = 0;
+
+  LauncherConfig default_config() const {
+    return LauncherConfig{std::string(default_command()), {}, std::nullopt};
+  }
+};
+
+// Every launcher but "local", in the order docs and messages list them.
+const std::vector<const LauncherKind*>& launcher_kinds();
+// The kind that starts `launcher`'s ranks; null for Launcher::local.
+const LauncherKind* launcher_kind(Launcher launcher);
+// "local", "mpirun", "slurm".
+std::string_view launcher_name(Launcher launcher);
+// By name, "local" included; nullopt for a name no launcher has.
+std::optional<Launcher> launcher_named(std::string_view name);
+// Each launcher's table with its defaults, by launcher.
+std::map<Launcher, LauncherConfig> default_launcher_configs();
+
+// Kinds (registry.cpp).
+const LauncherKind& mpirun_kind();
+const LauncherKind& slurm_kind();
+
+}  // namespace ranktest::launchers

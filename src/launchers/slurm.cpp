@@ -1,0 +1,46 @@
+// launcher = "slurm": srun starts the ranks as one job step, on whichever
+// nodes of the allocation (or the cluster) Slurm gives it; Slurm grants the
+// test's devices (GRES) and makes them visible itself.
+#include "launchers/launcher_kind.h"
+
+namespace ranktest::launchers {
+namespace {
+
+class Slurm final : public LauncherKind {
+ public:
+  Launcher id() const override { return Launcher::slurm; }
+  std::string_view name() const override { return "slurm"; }
+  std::string_view default_command() const override { return "srun"; }
+  const std::vector<std::string>& table_keys() const override {
+    static const std::vector<std::string> keys{"command", "args", "start-timeout"};
+    return keys;
+  }
+  bool cluster_places_ranks() const override { return true; }
+  //   srun --ntasks=N [--nodes=K] [--gpus=G] [--gres=KIND:C]... --kill-on-bad-exit=0
+  //        --job-name=ranktest ARGS... HELPER PLAN
+  std::vector<std::string> command(const LauncherConfig& config, const LaunchShape& shape,
+                                   const std::filesystem::path& rank_helper,
+                                   const std::filesystem::path& plan) const override {
+    std::vector<std::string> argv{config.command, "--ntasks=" + std::to_string(shape.ranks)};
+    if (shape.nodes > 0) argv.push_back("--nodes=" + std::to_string(shape.nodes));
+    for (const auto& [kind, count] : shape.cluster_devices)
+      argv.push_back(kind == "cuda" ? "--gpus=" + std::to_string(count)
+                                    : "--gres=" + kind + ":" + std::to_string(count));
+    argv.insert(argv.end(), {"--kill-on-bad-exit=0", "--job-name=ranktest"});
+    argv.insert(argv.end(), config.args.begin(), config.args.end());
+    argv.insert(argv.end(), {rank_helper.string(), plan.string()});
+    return argv;
+  }
+  std::optional<std::string> rank0_host(const LauncherConfig&) const override {
+    return std::nullopt;
+  }
+};
+
+}  // namespace
+
+const LauncherKind& slurm_kind() {
+  static const Slurm kind;
+  return kind;
+}
+
+}  // namespace ranktest::launchers
