@@ -37,7 +37,7 @@
 #include <vector>
 
 #include "execute/launch_plan.h"
-#include "execute/rank_identity.h"
+#include "launchers/rank_identity.h"
 #include "execute/stack_dump.h"
 #include "process/exit_status.h"
 #include "process/process_scan.h"
@@ -47,6 +47,7 @@ namespace {
 
 using namespace ranktest;
 using namespace ranktest::execute;
+using namespace ranktest::launchers;
 
 constexpr auto kStackDumpTime = std::chrono::seconds(15);
 

@@ -4,10 +4,12 @@
 // configuration, the plan and the supervisor ask a LauncherKind, never a
 // launcher's name. Adding a launcher: its Launcher value
 // (model/test_case.h), a file here, its line in registry.cpp, and its
-// section in docs/launchers.md.
+// section in docs/launchers.md. (What ranktest-rank records of where it ran
+// under Slurm, its job step, is still read in launch/rank_main.cpp.)
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -37,6 +39,23 @@ struct LaunchShape {
   std::map<std::string, int> cluster_devices;
 };
 
+using EnvironmentLookup = std::function<std::optional<std::string>(const char* name)>;
+
+// The variables a launcher sets in each rank it starts, which ranktest-rank
+// reads to know which rank it is (rank_identity.h). Each list in the order
+// to look.
+struct IdentityVariables {
+  std::vector<const char*> rank;        // 0 .. world - 1
+  std::vector<const char*> world;       // the ranks in all
+  std::vector<const char*> local_rank;  // among the ranks on this node
+  // How many ranks run on this node: nullopt when the launcher's variable
+  // is not set (another launcher's may be); set, what it says, where that
+  // is readable.
+  std::function<std::optional<std::optional<int>>(const EnvironmentLookup&)> local_world;
+  // Host lists whose first host runs rank 0.
+  std::vector<const char*> node_list;
+};
+
 class LauncherKind {
  public:
   virtual ~LauncherKind() = default;
@@ -61,6 +80,7 @@ class LauncherKind {
   // Where rank 0 will run, when the configuration says so before the start
   // (mpirun's hostfile); nullopt: ranktest-rank finds out on the node.
   virtual std::optional<std::string> rank0_host(const LauncherConfig& config) const = 0;
+  virtual const IdentityVariables& identity_variables() const = 0;
 
   LauncherConfig default_config() const {
     return LauncherConfig{std::string(default_command()), {}, std::nullopt};

@@ -2,6 +2,7 @@
 // on a hostfile's hosts.
 #include <fstream>
 
+#include "launchers/host_lists.h"
 #include "launchers/launcher_kind.h"
 
 namespace ranktest::launchers {
@@ -46,6 +47,17 @@ class Mpirun final : public LauncherKind {
   std::optional<std::string> rank0_host(const LauncherConfig& config) const override {
     if (!config.hostfile) return std::nullopt;
     return first_host_of_hostfile(*config.hostfile);
+  }
+  const IdentityVariables& identity_variables() const override {
+    static const IdentityVariables variables{
+        {"OMPI_COMM_WORLD_RANK"}, {"OMPI_COMM_WORLD_SIZE"}, {"OMPI_COMM_WORLD_LOCAL_RANK"},
+        [](const EnvironmentLookup& lookup) -> std::optional<std::optional<int>> {
+          const auto size = lookup("OMPI_COMM_WORLD_LOCAL_SIZE");
+          if (!size) return std::nullopt;
+          return whole_number(*size);
+        },
+        {}};
+    return variables;
   }
 };
 

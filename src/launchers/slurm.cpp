@@ -1,6 +1,7 @@
 // launcher = "slurm": srun starts the ranks as one job step, on whichever
 // nodes of the allocation (or the cluster) Slurm gives it; Slurm grants the
 // test's devices (GRES) and makes them visible itself.
+#include "launchers/host_lists.h"
 #include "launchers/launcher_kind.h"
 
 namespace ranktest::launchers {
@@ -33,6 +34,19 @@ class Slurm final : public LauncherKind {
   }
   std::optional<std::string> rank0_host(const LauncherConfig&) const override {
     return std::nullopt;
+  }
+  // The step's own task count first: SLURM_NTASKS is the job's.
+  const IdentityVariables& identity_variables() const override {
+    static const IdentityVariables variables{
+        {"SLURM_PROCID"}, {"SLURM_STEP_NUM_TASKS", "SLURM_NTASKS"}, {"SLURM_LOCALID"},
+        [](const EnvironmentLookup& lookup) -> std::optional<std::optional<int>> {
+          const auto per_node = lookup("SLURM_STEP_TASKS_PER_NODE");
+          if (!per_node) return std::nullopt;
+          const auto node = lookup("SLURM_NODEID");
+          return tasks_on_node(*per_node, node ? whole_number(*node).value_or(0) : 0);
+        },
+        {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST"}};
+    return variables;
   }
 };
 

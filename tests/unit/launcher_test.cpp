@@ -6,12 +6,18 @@
 #include <map>
 
 #include "execute/launch_plan.h"
-#include "execute/rank_identity.h"
+#include "launchers/host_lists.h"
+#include "launchers/rank_identity.h"
 #include "launchers/launcher_kind.h"
 #include "process/temporary_directory.h"
 
 namespace ranktest::execute {
 namespace {
+
+using launchers::EnvironmentLookup;
+using launchers::first_host_of;
+using launchers::rank_identity;
+using launchers::tasks_on_node;
 
 EnvironmentLookup lookup_in(std::map<std::string, std::string> env) {
   return [env = std::move(env)](const char* name) -> std::optional<std::string> {

@@ -1,0 +1,98 @@
+#include "launchers/rank_identity.h"
+
+#include <fmt/format.h>
+
+#include "launchers/host_lists.h"
+
+namespace ranktest::launchers {
+namespace {
+
+// A launcher that is none of ranktest's but speaks PMI (MPICH's hydra,
+// Intel MPI): its variables come after every LauncherKind's.
+const IdentityVariables& pmi_variables() {
+  static const IdentityVariables variables{
+      {"PMI_RANK"}, {"PMI_SIZE"}, {"MPI_LOCALRANKID"},
+      [](const EnvironmentLookup& lookup) -> std::optional<std::optional<int>> {
+        const auto size = lookup("MPI_LOCALNRANKS");
+        if (!size) return std::nullopt;
+        return whole_number(*size);
+      },
+      {}};
+  return variables;
+}
+
+std::vector<const IdentityVariables*> every_launchers_variables() {
+  std::vector<const IdentityVariables*> all;
+  for (const auto* kind : launcher_kinds()) all.push_back(&kind->identity_variables());
+  all.push_back(&pmi_variables());
+  return all;
+}
+
+// The first variable of `member` (over every launcher, in order) that is
+// set, as a number.
+Expected<std::optional<int>> first_number(const EnvironmentLookup& lookup,
+                                          std::vector<const char*> IdentityVariables::*member) {
+  for (const auto* variables : every_launchers_variables())
+    for (const char* name : variables->*member)
+      if (const auto value = lookup(name)) {
+        if (const auto parsed = whole_number(*value)) return std::optional<int>(*parsed);
+        return Error{fmt::format("{}={} is not a number", name, *value)};
+      }
+  return std::optional<int>();
+}
+
+// Every launcher's variables of `member`, for a message: "A, B, C".
+std::string names_of(std::vector<const char*> IdentityVariables::*member) {
+  std::string names;
+  for (const auto* variables : every_launchers_variables())
+    for (const char* name : variables->*member)
+      names += fmt::format("{}{}", names.empty() ? "" : ", ", name);
+  return names;
+}
+
+}  // namespace
+
+Expected<RankIdentity> rank_identity(const EnvironmentLookup& lookup) {
+  RankIdentity identity;
+  const auto rank = first_number(lookup, &IdentityVariables::rank);
+  const auto world = first_number(lookup, &IdentityVariables::world);
+  const auto local_rank = first_number(lookup, &IdentityVariables::local_rank);
+  for (const auto* value : {&rank, &world, &local_rank})
+    if (!*value) return value->error();
+  if (!rank->has_value() || !world->has_value()) {
+    std::string launchers;
+    const auto& kinds = launcher_kinds();
+    for (std::size_t i = 0; i < kinds.size(); ++i)
+      launchers += fmt::format("{}{}", i == 0 ? "" : i + 1 == kinds.size() ? " or " : ", ",
+                               kinds[i]->default_command());
+    return Error{fmt::format(
+        "not started by a launcher: none of {} (with {}) is set; ranktest-rank is started by "
+        "{} for ranktest, not by hand",
+        names_of(&IdentityVariables::rank), names_of(&IdentityVariables::world), launchers)};
+  }
+  identity.rank = **rank;
+  identity.world = **world;
+  if (identity.rank >= identity.world)
+    return Error{fmt::format("rank {} of a world of {}", identity.rank, identity.world)};
+  identity.local_rank = local_rank->value_or(identity.rank);
+  identity.local_world = identity.world;
+  // The first launcher whose variable for it is set says how many ranks
+  // run on this node (one set but unreadable leaves the whole world).
+  for (const auto* variables : every_launchers_variables())
+    if (const auto said = variables->local_world(lookup)) {
+      identity.local_world = said->value_or(identity.world);
+      break;
+    }
+  identity.several_nodes = identity.local_world < identity.world;
+  // The first host list set names where rank 0 runs.
+  const auto first_node = [&]() -> std::string {
+    for (const auto* variables : every_launchers_variables())
+      for (const char* name : variables->node_list)
+        if (const auto nodes = lookup(name)) return first_host_of(*nodes);
+    return {};
+  };
+  identity.first_node = first_node();
+  return identity;
+}
+
+}  // namespace ranktest::launchers
