@@ -56,6 +56,11 @@ struct IdentityVariables {
   std::vector<const char*> node_list;
 };
 
+// IdentityVariables::local_world for a launcher that names the count in
+// one variable (OpenMPI's OMPI_COMM_WORLD_LOCAL_SIZE).
+std::function<std::optional<std::optional<int>>(const EnvironmentLookup&)> local_world_in(
+    const char* variable);
+
 class LauncherKind {
  public:
   virtual ~LauncherKind() = default;

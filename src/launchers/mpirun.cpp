@@ -2,7 +2,6 @@
 // on a hostfile's hosts.
 #include <fstream>
 
-#include "launchers/host_lists.h"
 #include "launchers/launcher_kind.h"
 
 namespace ranktest::launchers {
@@ -51,12 +50,7 @@ class Mpirun final : public LauncherKind {
   const IdentityVariables& identity_variables() const override {
     static const IdentityVariables variables{
         {"OMPI_COMM_WORLD_RANK"}, {"OMPI_COMM_WORLD_SIZE"}, {"OMPI_COMM_WORLD_LOCAL_RANK"},
-        [](const EnvironmentLookup& lookup) -> std::optional<std::optional<int>> {
-          const auto size = lookup("OMPI_COMM_WORLD_LOCAL_SIZE");
-          if (!size) return std::nullopt;
-          return whole_number(*size);
-        },
-        {}};
+        local_world_in("OMPI_COMM_WORLD_LOCAL_SIZE"), {}};
     return variables;
   }
 };

@@ -11,13 +11,7 @@ namespace {
 // Intel MPI): its variables come after every LauncherKind's.
 const IdentityVariables& pmi_variables() {
   static const IdentityVariables variables{
-      {"PMI_RANK"}, {"PMI_SIZE"}, {"MPI_LOCALRANKID"},
-      [](const EnvironmentLookup& lookup) -> std::optional<std::optional<int>> {
-        const auto size = lookup("MPI_LOCALNRANKS");
-        if (!size) return std::nullopt;
-        return whole_number(*size);
-      },
-      {}};
+      {"PMI_RANK"}, {"PMI_SIZE"}, {"MPI_LOCALRANKID"}, local_world_in("MPI_LOCALNRANKS"), {}};
   return variables;
 }
 
@@ -51,6 +45,15 @@ std::string names_of(std::vector<const char*> IdentityVariables::*member) {
 }
 
 }  // namespace
+
+std::function<std::optional<std::optional<int>>(const EnvironmentLookup&)> local_world_in(
+    const char* variable) {
+  return [variable](const EnvironmentLookup& lookup) -> std::optional<std::optional<int>> {
+    const auto count = lookup(variable);
+    if (!count) return std::nullopt;
+    return whole_number(*count);
+  };
+}
 
 Expected<RankIdentity> rank_identity(const EnvironmentLookup& lookup) {
   RankIdentity identity;

@@ -935,8 +935,11 @@ TEST(Scheduler, WhatAWorkerDidNotStartGoesToTheNextOrRunsAlone) {
   options.bisect = false;
   run_schedule(shares.plan, options, pool, runner, attempts);
   std::map<std::string, Outcome> last;
-  for (const auto& [name, finished] : attempts.attempts)
-    if (!finished.retrying) EXPECT_TRUE(last.emplace(name, finished.result.outcome).second) << name;
+  for (const auto& [name, finished] : attempts.attempts) {
+    if (!finished.retrying) {
+      EXPECT_TRUE(last.emplace(name, finished.result.outcome).second) << name;
+    }
+  }
   EXPECT_EQ(last.size(), 12u);
   // The crash after four other tests runs again alone (it may be theirs):
   // passing there, it fails, order-dependent.
