@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "discover/gtest_listing.h"
+#include "frameworks/gtest/gtest_listing.h"
 #include "process/network_namespace.h"
 #include "text/sanitize.h"
 

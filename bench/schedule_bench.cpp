@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "discover/gtest_discoverer.h"
+#include "frameworks/gtest/gtest_discoverer.h"
 #include "schedule/scheduler.h"
 #include "select/test_plan.h"
 

@@ -9,6 +9,7 @@
 
 #include "app/prepare.h"
 #include "config/duration.h"
+#include "frameworks/framework_kind.h"
 #include "events/previous_durations.h"
 #include "schedule/device_inventory.h"
 #include "text/sanitize.h"
@@ -22,7 +23,7 @@ nlohmann::ordered_json test_json(const TestCase& test,
   nlohmann::ordered_json json{
       {"id", utf8(test.id)},
       {"name", utf8(test.name)},
-      {"kind", to_string(test.source->kind)},
+      {"kind", std::string(frameworks::framework_of(test.source->kind).name())},
       {"source", utf8(test.source->label)},
       {"executable", utf8(test.source->executable.string())},
       {"location", nullptr},

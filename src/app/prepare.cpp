@@ -4,7 +4,7 @@
 
 #include <sched.h>
 
-#include <cstdlib>
+#include <algorithm>
 
 #include <set>
 #include <unordered_set>
@@ -13,10 +13,7 @@
 #include "app/listing_progress.h"
 #include "config/config_loader.h"
 #include "config/implicit_sources.h"
-#include "discover/ctest_discoverer.h"
-#include "discover/gtest_discoverer.h"
-#include "discover/pytest_discoverer.h"
-#include "discover/python_with_pytest.h"
+#include "frameworks/framework_kind.h"
 #include "events/previous_durations.h"
 #include "select/partition.h"
 #include "select/test_plan.h"
@@ -46,22 +43,25 @@ std::variant<config::Config, Failure> load_configuration(const CommandLine& cli,
   if (!cli.binaries.empty()) {
     // Paths named on the command line replace the configured sources;
     // they are relative to the working directory, not the config file.
-    // Test binaries share one source; a Python test file or folder, or a
-    // CMake build folder, is a source of its own.
+    // Paths of one framework with the same place share one source (test
+    // binaries: "command line"); a Python test file or folder, or a CMake
+    // build folder, is a source of its own.
     config.sources.clear();
-    config::SourceConfig binaries;
-    binaries.place = config::Place{"command line"};
     for (const auto& path : cli.binaries) {
       auto source = config::source_of_path(path);
       if (!source) return Failure{ExitCode::usage_error, source.error().message};
-      if (source->kind != SuiteKind::gtest) {
-        for (auto& named : source->paths) named = std::filesystem::absolute(named).string();
+      for (auto& named : source->paths) named = std::filesystem::absolute(named).string();
+      const auto alike = std::find_if(config.sources.begin(), config.sources.end(),
+                                      [&](const config::SourceConfig& other) {
+                                        return other.kind == source->kind &&
+                                               other.place.to_string() ==
+                                                   source->place.to_string();
+                                      });
+      if (alike != config.sources.end())
+        alike->paths.insert(alike->paths.end(), source->paths.begin(), source->paths.end());
+      else
         config.sources.push_back(std::move(*source));
-      } else {
-        binaries.paths.push_back(std::filesystem::absolute(path).string());
-      }
     }
-    if (!binaries.paths.empty()) config.sources.insert(config.sources.begin(), binaries);
   } else if (!path) {
     // No ranktest.toml: what pytest or ctest would run here with no
     // configuration of their own, said on the run's first line.
@@ -70,9 +70,9 @@ std::variant<config::Config, Failure> load_configuration(const CommandLine& cli,
     config.implied = std::move(implied.found);
   }
   for (auto& source : config.sources) {
-    if (source.kind != SuiteKind::pytest) continue;
-    if (cli.pytest_markers) source.args.insert(source.args.end(), {"-m", *cli.pytest_markers});
-    if (cli.pytest_keyword) source.args.insert(source.args.end(), {"-k", *cli.pytest_keyword});
+    const auto more = frameworks::framework_of(source.kind)
+                          .selection_arguments(cli.pytest_markers, cli.pytest_keyword);
+    source.args.insert(source.args.end(), more.begin(), more.end());
   }
   if (cli.jobs) config.jobs = *cli.jobs;
   if (cli.timeout) config.timeout = *cli.timeout;
@@ -92,12 +92,11 @@ std::variant<config::Config, Failure> load_configuration(const CommandLine& cli,
                                       "the command line; add a [[source]] "
                                       "table or name a binary",
                                       path->string())
-                        : "no ranktest.toml here, and nothing ranktest runs without one "
-                          "(no pytest project: pytest.ini, pyproject.toml, setup.cfg, tox.ini, "
-                          "conftest.py or test_*.py files; no CMake build folder: "
-                          "CTestTestfile.cmake); run `ranktest run PATH...` with a test "
-                          "binary, a Python test file or folder, or a CMake build folder, or "
-                          "write a ranktest.toml (see docs/configuration.md)"};
+                        : fmt::format("no ranktest.toml here, and nothing ranktest runs "
+                                      "without one ({}); run `ranktest run PATH...` with {}, "
+                                      "or write a ranktest.toml (see docs/configuration.md)",
+                                      config::what_ranktest_looks_for(),
+                                      config::command_line_paths())};
   return config;
 }
 
@@ -114,68 +113,27 @@ void take_all(std::vector<TestCase>& tests, std::vector<TestCase> more) {
   std::move(more.begin(), more.end(), std::back_inserter(tests));
 }
 
-// An implied pytest source (no ranktest.toml) runs with the first python3
-// on PATH that can import pytest, as `pytest` itself would be found: the
-// python3 first on PATH may be another interpreter, without it.
-void choose_python(config::SourceConfig& source, process::SignalWatch& signals) {
-  const auto with_pytest = discover::python3s_with_pytest("", signals);
-  if (with_pytest.empty()) return;  // the discoverer says what to install
-  const auto first = discover::other_python3s(std::getenv("PATH") ? std::getenv("PATH") : "", "");
-  if (!first.empty() && first.front() != with_pytest.front())
-    fmt::print(stderr, "ranktest: {} cannot import pytest; running pytest with {}\n",
-               first.front().string(), with_pytest.front().string());
-  source.python = with_pytest.front().string();
-}
-
 }  // namespace
 
 std::variant<std::vector<TestCase>, Failure> discover_tests(
     const config::Config& config, process::SignalWatch& signals, bool recollect) {
-  auto binaries = discover::resolve_gtest_binaries(config);
-  if (!binaries) return Failure{ExitCode::discovery_error, binaries.error().message};
   std::vector<TestCase> tests;
-  // Listed with the run's jobs; an unchanged binary's listing comes from
-  // the cache (--recollect lists every binary again).
-  std::optional<ListingProgress> progress_line(std::in_place, stderr);
-  auto& progress = *progress_line;
-  auto listed = discover::discover_gtest_binaries(
-      *binaries, signals,
-      discover::ListingOptions{static_cast<std::size_t>(std::max(1, config.jobs)),
-                               recollect ? std::filesystem::path()
-                                         : config.state_dir / "gtest-listings",
-                               [&](std::size_t done, std::size_t to_list) {
-                                 progress.update(done, to_list);
-                               }});
-  progress_line.reset();  // the line goes before anything else is said
-  if (!listed) return Failure{ExitCode::discovery_error, listed.error().message};
-  for (std::size_t i = 0; i < listed->size(); ++i) {
-    auto& found = (*listed)[i];
-    if (found.interrupted_by)
-      return Failure{kInterruptedBase + *found.interrupted_by,
-                     fmt::format("interrupted while listing {}",
-                                 (*binaries)[i].executable.string())};
-    for (const auto& warning : found.warnings)
-      fmt::print(stderr, "ranktest: warning: {}\n", warning);
-    take_all(tests, std::move(found.tests));
-  }
-  for (const auto& configured : config.sources) {
-    if (configured.kind != SuiteKind::pytest) continue;
-    auto source = configured;
-    if (source.python_implied) choose_python(source, signals);
-    auto found = discover::discover_pytest_source(source, config, signals, !recollect);
+  for (const auto* framework : frameworks::all_frameworks()) {
+    std::vector<const config::SourceConfig*> sources;
+    for (const auto& source : config.sources)
+      if (source.kind == framework->id()) sources.push_back(&source);
+    if (sources.empty()) continue;
+    // A live line while listing takes long, gone before anything else is said.
+    std::optional<ListingProgress> progress(std::in_place, stderr);
+    frameworks::DiscoveryContext context{
+        config, signals, recollect,
+        [&](std::size_t done, std::size_t to_list) { progress->update(done, to_list); }};
+    auto found = framework->discover(sources, context);
+    progress.reset();
     if (!found) return Failure{ExitCode::discovery_error, found.error().message};
     if (found->interrupted_by)
       return Failure{kInterruptedBase + *found->interrupted_by,
-                     fmt::format("interrupted while collecting {}", source.place.to_string())};
-    take_all(tests, std::move(found->tests));
-  }
-  for (const auto& source : config.sources) {
-    if (source.kind != SuiteKind::ctest) continue;
-    auto found = discover::discover_ctest_source(source, config, signals);
-    if (!found) return Failure{ExitCode::discovery_error, found.error().message};
-    if (found->interrupted_by)
-      return Failure{kInterruptedBase + *found->interrupted_by,
-                     fmt::format("interrupted while listing {}", source.place.to_string())};
+                     fmt::format("interrupted while {}", found->interrupted_while)};
     for (const auto& warning : found->warnings)
       fmt::print(stderr, "ranktest: warning: {}\n", warning);
     take_all(tests, std::move(found->tests));

@@ -13,7 +13,8 @@
 #include "events/journal.h"
 #include "events/previous_durations.h"
 #include "execute/child_audit.h"
-#include "execute/framework_adapter.h"
+#include "frameworks/framework_adapter.h"
+#include "frameworks/framework_kind.h"
 #include "process/process_exit_watch.h"
 #include "history/history_reporter.h"
 #include "report/github_reporter.h"
@@ -48,7 +49,7 @@ std::vector<config::Hint> all_hints(const config::Config& config) {
 
 events::TestInfo info_of(const TestCase& test) {
   return events::TestInfo{test.id, test.name, test.source->label, test.location,
-                          to_string(test.source->kind)};
+                          std::string(frameworks::framework_of(test.source->kind).name())};
 }
 
 std::vector<std::string> kinds_of(const config::DeviceInventory& inventory) {

@@ -22,21 +22,21 @@ struct ImpliedSources {
   std::vector<std::string> found;
 };
 
-// The sources of `folder` itself: a pytest project (pytest.ini, a
-// pyproject.toml with [tool.pytest.ini_options], a setup.cfg with
-// [tool:pytest], a tox.ini with [pytest], a conftest.py, or test_*.py files
-// where pytest would look for them) and a CMake build folder
-// (CTestTestfile.cmake). None found: empty.
+// The sources of `folder` itself, each framework's as it would find them
+// with no configuration of its own (a pytest project, a CMake build
+// folder). None found: empty.
 ImpliedSources sources_of_folder(const std::filesystem::path& folder);
 
-// The source a path on the command line is: a Python file or a folder of
-// Python tests (pytest), a CMake build folder (ctest), else a test binary
-// (gtest). Relative paths stay relative to the working folder.
+// The source a path on the command line is (a test binary, a Python test
+// file or folder, a CMake build folder), asked of each framework. Relative
+// paths stay relative to the working folder.
 Expected<SourceConfig> source_of_path(const std::string& path);
 
-// pytest's testpaths as its configuration file in `folder` sets them (the
-// first of pytest.ini, pyproject.toml, tox.ini, setup.cfg that holds a
-// pytest section, as pytest picks it); empty where none is set.
-std::vector<std::string> pytest_testpaths(const std::filesystem::path& folder);
+// For the errors when nothing is found: what marks a folder as holding
+// tests ("no pytest project (...); no CMake build folder (...)"), and what
+// a path on the command line may be ("a test binary, ..., or a CMake build
+// folder").
+std::string what_ranktest_looks_for();
+std::string command_line_paths();
 
 }  // namespace ranktest::config

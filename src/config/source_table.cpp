@@ -1,56 +1,56 @@
-// One [[source]] of ranktest.toml: a group of gtest binaries or a pytest suite.
+// One [[source]] of ranktest.toml: tests of one framework (gtest binaries, a
+// pytest suite, CTest build folders), its rules asked of frameworks/.
 #include <fmt/format.h>
 
 #include <filesystem>
 
 #include "config/config_tables.h"
+#include "frameworks/framework_kind.h"
 
 namespace ranktest::config {
+namespace {
+
+// "\"gtest\", \"pytest\" or \"ctest\"": what `kind` may be.
+std::string quoted_choices() {
+  const auto& all = frameworks::all_frameworks();
+  std::string text;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    text += fmt::format("{}\"{}\"", i == 0 ? "" : i + 1 == all.size() ? " or " : ", ",
+                        all[i]->name());
+  return text;
+}
+
+}  // namespace
 
 std::optional<Error> read_source(const toml::table& table,
                                  const TableReader& reader,
                                  SourceConfig& source) {
   if (auto error = reader.check_keys(table, KnownKeys::source())) return error;
   source.place = reader.place_of(table.source());
+  const auto* framework = &frameworks::framework_of(source.kind);
   if (const auto* node = table.get("kind")) {
     const auto kind = node->value<std::string>();
-    if (!node->is_string() || (*kind != "gtest" && *kind != "pytest" && *kind != "ctest"))
+    framework = kind ? frameworks::framework_named(*kind) : nullptr;
+    if (!framework)
       return node->is_string()
                  ? reader.error_at(node->source(),
-                                   fmt::format("unknown source kind \"{}\" "
-                                               "in [[source]]; known kinds "
-                                               "are: gtest, pytest, ctest",
-                                               *kind))
-                 : reader.wrong_type("kind", *node, "\"gtest\", \"pytest\" or \"ctest\"");
-    source.kind = *kind == "pytest"  ? SuiteKind::pytest
-                  : *kind == "ctest" ? SuiteKind::ctest
-                                     : SuiteKind::gtest;
+                                   fmt::format("unknown source kind \"{}\" in [[source]]; "
+                                               "known kinds are: {}",
+                                               *kind, frameworks::framework_names()))
+                 : reader.wrong_type("kind", *node, quoted_choices());
+    source.kind = framework->id();
   }
-  // A ctest source runs each test exactly as CTest would: its command,
-  // working directory and arguments are CTest's, and there is no fork
-  // server, so keys that would change them are refused, not ignored.
-  if (source.kind == SuiteKind::ctest)
-    for (const char* key : {"args", "cwd", "mode", "fork-exit", "exclude"})
-      if (const auto* node = table.get(key))
-        return reader.error_at(
-            node->source(),
-            fmt::format("key '{}' in [[source]] is not for kind = \"ctest\" sources (CTest "
-                        "says how each test runs); select tests with --filter instead",
-                        key));
+  const auto rules = framework->source_rules();
+  for (const auto& [key, why] : rules.refused_keys)
+    if (const auto* node = table.get(key))
+      return reader.error_at(node->source(),
+                             fmt::format("key '{}' in [[source]] {}", key, why));
   if (const auto* node = table.get("python")) {
     if (!node->is_string() || node->value<std::string>()->empty())
       return reader.wrong_type("python", *node, "the interpreter's path or name, e.g. \"python3\"");
-    if (source.kind != SuiteKind::pytest)
-      return reader.error_at(node->source(),
-                             "key 'python' in [[source]] is for kind = \"pytest\" sources only");
     source.python = node->value<std::string>().value();
   }
-  // pytest sources fork each test from a server by default: a fresh
-  // interpreter per test re-imports the suite each time (14x xdist on
-  // numpy). A failure seen only when forked is confirmed in a fresh process
-  // before it is reported, so the default costs no truth. gtest sources
-  // stay plain unless asked.
-  source.fork_server = source.kind == SuiteKind::pytest;
+  source.fork_server = rules.fork_server_by_default;
   if (const auto* node = table.get("mode")) {
     const auto mode = node->value<std::string>();
     if (!node->is_string() || (*mode != "plain" && *mode != "fork-server"))
@@ -58,10 +58,6 @@ std::optional<Error> read_source(const toml::table& table,
     source.fork_server = *mode == "fork-server";
   }
   if (const auto* node = table.get("isolation")) {
-    if (source.kind == SuiteKind::ctest)
-      return reader.error_at(node->source(),
-                             "key 'isolation' in [[source]] is for kind = \"pytest\" and "
-                             "\"gtest\" sources (ctest runs a process per test)");
     const auto worker = reader.worker_isolation(*node);
     if (!worker) return worker.error();
     source.worker_isolation = *worker;
@@ -86,12 +82,7 @@ std::optional<Error> read_source(const toml::table& table,
   }
   const auto* paths = table.get("paths");
   if (!paths)
-    return reader.error_at(
-        table.source(),
-        source.kind == SuiteKind::ctest
-            ? "[[source]] of kind = \"ctest\" needs 'paths': the build folders, e.g. "
-              "paths = [\"build\"]"
-            : "[[source]] needs 'paths', e.g. paths = [\"build/tests/*_test\"]");
+    return reader.error_at(table.source(), std::string(rules.missing_paths));
   auto path_list = reader.strings("paths", *paths);
   if (!path_list) return path_list.error();
   source.paths = std::move(*path_list);

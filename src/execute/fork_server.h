@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "execute/framework_adapter.h"
+#include "frameworks/framework_adapter.h"
 #include "model/expected.h"
 #include "model/test_case.h"
 #include "process/child_process.h"

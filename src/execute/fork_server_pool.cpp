@@ -46,13 +46,6 @@ namespace {
 constexpr std::size_t kForkOnlyLimit = 2;
 constexpr std::size_t kForkOnlyShare = 10;
 
-// What a server serves: a gtest binary, or a pytest source's paths (every
-// file of it shares the one server).
-std::string server_name(const TestSource& source) {
-  if (source.kind != SuiteKind::pytest || source.collect_arguments.empty()) return source.label;
-  return fmt::format("pytest {}", fmt::join(source.collect_arguments, " "));
-}
-
 }  // namespace
 
 // Said once per source; its tests then start one process each.
@@ -62,7 +55,7 @@ void ProcessTestRunner::give_up_fork_server(const TestSource& source, const std:
   fork_servers_.erase(key);
   options_.warn(fmt::format("the fork server of {} cannot fork tests: {}; running its "
                             "tests in plain mode (a fresh process each)",
-                            server_name(source), why));
+                            adapter_for(source.kind).fork_server_name(source), why));
 }
 
 // Once kForkOnlyLimit of a source's tests failed only when forked, forking

@@ -29,7 +29,8 @@
 
 #include "execute/output_limit.h"
 #include "execute/process_test_runner.h"
-#include "framework/gtest_invocation.h"
+#include "frameworks/framework_kind.h"
+#include "frameworks/gtest/gtest_invocation.h"
 #include "process/own_files.h"
 
 namespace ranktest::execute {
@@ -78,7 +79,9 @@ std::string read_range(const std::filesystem::path& path, std::uintmax_t from, s
 }  // namespace
 
 bool ProcessTestRunner::runs_in_gtest_worker(const RunningTest& running) const {
-  return running.test->test->source->kind == SuiteKind::gtest &&
+  const auto& source = *running.test->test->source;
+  return frameworks::framework_of(source.kind).worker_style(source) ==
+             frameworks::WorkerStyle::own_loop &&
          select::may_run_in_worker(*running.test) && running.ranks.size() == 1 &&
          options_.capture_output && !running.assignment.fresh_process;
 }
@@ -114,7 +117,7 @@ bool ProcessTestRunner::prepare_gtest_worker(RunningTest& running,
   const int port = ntohs(address.sin_port);
   argv.push_back(fmt::format("--gtest_stream_result_to=127.0.0.1:{}", port));
   // The gate holds each test's end until the runner looked at it
-  // (forkserver/gtest_gate.cpp): a fork server's child has it already, a
+  // (frameworks/gtest/gtest_gate.cpp): a fork server's child has it already, a
   // fresh process preloads it.
   auto& env = running.commands.front().set;
   env.emplace_back("RANKTEST_GTEST_GATE", std::to_string(port));

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "execute/child_audit.h"
-#include "execute/framework_adapter.h"
+#include "frameworks/framework_adapter.h"
 #include "model/outcome.h"
 #include "process/test_cgroup.h"
 

@@ -6,9 +6,10 @@
 
 #include <algorithm>
 
-#include "execute/framework_adapter.h"
 #include "execute/judge.h"
 #include "execute/rank_environment.h"
+#include "frameworks/framework_adapter.h"
+#include "frameworks/framework_kind.h"
 #include "process/process_scan.h"
 
 namespace ranktest::execute {
@@ -128,7 +129,8 @@ std::unique_ptr<ProcessTestRunner::RunningTest> ProcessTestRunner::prepare_test(
   if (const auto& error = test.test->detail().collection_error) {
     // Nothing to run: pytest could not collect the test's file (or, for a
     // ctest test, ranktest cannot judge it as CTest would).
-    return not_started(test.test->source->kind == SuiteKind::ctest
+    return not_started(frameworks::framework_of(test.test->source->kind)
+                               .collection_error_is_refusal()
                            ? NotStartedFacts::Cause::refused
                            : NotStartedFacts::Cause::not_collected,
                        *error);

@@ -26,7 +26,7 @@
 #include "config/duration.h"
 #include "execute/child_audit.h"
 #include "execute/fork_server.h"
-#include "execute/gtest_stream.h"
+#include "frameworks/gtest/gtest_stream.h"
 #include "execute/launch_plan.h"
 #include "execute/run_folder.h"
 #include "execute/test_phases.h"
@@ -180,7 +180,7 @@ class ProcessTestRunner final : public schedule::TestRunner {
     RunningTest* holder = nullptr;
     std::vector<std::string> ran;  // ids of the tests it ran, in order
     std::vector<pid_t> left;  // running beside it at the holder's TestEnd
-    char answer = 'c';  // to the gate at the next TestEnd (forkserver/gtest_gate.cpp)
+    char answer = 'c';  // to the gate at the next TestEnd (frameworks/gtest/gtest_gate.cpp)
     bool ending = false;  // told to end at its holder's TestEnd
   };
 

@@ -23,6 +23,8 @@
 #include <nlohmann/json.hpp>
 
 #include "execute/process_test_runner.h"
+#include "frameworks/framework_adapter.h"
+#include "frameworks/framework_kind.h"
 
 namespace ranktest::execute {
 namespace {
@@ -50,7 +52,9 @@ ProcessTestRunner::Worker::~Worker() {
 // Which tests run in a worker: those that may (select::may_run_in_worker),
 // forked (not a fresh process's attempt), their output captured.
 bool ProcessTestRunner::runs_in_worker(const RunningTest& running) const {
-  return running.test->test->source->kind == SuiteKind::pytest &&
+  const auto& source = *running.test->test->source;
+  return frameworks::framework_of(source.kind).worker_style(source) ==
+             frameworks::WorkerStyle::forked_from_server &&
          select::may_run_in_worker(*running.test) && running.ranks.size() == 1 &&
          options_.capture_output && !running.assignment.fresh_process;
 }
@@ -80,7 +84,7 @@ bool ProcessTestRunner::start_in_idle_worker(RunningTest& running) {
   auto request = spawn_request(running.commands.front());
   ForkRequest fork{test.test, request.argv, request.environment, slot.log_path,
                    test.test->source->working_directory, 0, {}, true, {}, {}, {}, {}};
-  if (!write_line(worker->requests, fork_message(adapter_for(SuiteKind::pytest), fork))) {
+  if (!write_line(worker->requests, fork_message(adapter_for(running.test->test->source->kind), fork))) {
     return false;  // gone: dropped here, reaped by ~ChildProcess; a new one starts
   }
   // The worker's cgroup is the test's: its limits are the test's (equal

@@ -12,11 +12,9 @@
 
 namespace ranktest {
 
+// Which framework a test is of: one value per room in src/frameworks/, whose
+// FrameworkKind (frameworks/framework_kind.h) gives its name and rules.
 enum class SuiteKind { gtest, pytest, ctest };
-// "gtest", "pytest", "ctest": as `kind` is written in ranktest.toml.
-constexpr const char* to_string(SuiteKind kind) {
-  return kind == SuiteKind::pytest ? "pytest" : kind == SuiteKind::ctest ? "ctest" : "gtest";
-}
 
 // What starts a test's ranks (docs/launchers.md): ranktest itself, on
 // this machine; OpenMPI's mpirun; or a Slurm job step (srun).

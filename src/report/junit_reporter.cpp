@@ -8,6 +8,7 @@
 #include <pugixml.hpp>
 #include <stdexcept>
 
+#include "frameworks/framework_kind.h"
 #include "text/file_tail.h"
 #include "text/sanitize.h"
 
@@ -15,40 +16,12 @@ namespace ranktest::report {
 namespace {
 
 // The names each framework's own JUnit file gives a test, so that a CI's
-// test history carries over from it: pytest's --junitxml (classname the
-// file's dotted path and its classes, name the function with its
-// parameters), ctest's --output-junit (the test's name, twice), gtest's
-// --gtest_output=xml (the suite, and the test).
-struct JunitName {
-  std::string classname;
-  std::string name;
-};
-
-JunitName junit_name(const events::TestInfo& test) {
-  if (test.kind == "pytest") {
-    // As pytest's mangle_test_address: "tests/test_a.py::TestB::test_c[x.y]"
-    // is classname "tests.test_a.TestB", name "test_c[x.y]".
-    const auto bracket = test.name.find('[');
-    const std::string path = test.name.substr(0, bracket);
-    std::vector<std::string> parts;
-    for (std::size_t at = 0;;) {
-      const auto next = path.find("::", at);
-      parts.push_back(path.substr(at, next == std::string::npos ? next : next - at));
-      if (next == std::string::npos) break;
-      at = next + 2;
-    }
-    std::replace(parts.front().begin(), parts.front().end(), '/', '.');
-    if (parts.front().ends_with(".py")) parts.front().resize(parts.front().size() - 3);
-    if (bracket != std::string::npos) parts.back() += test.name.substr(bracket);
-    JunitName names{"", parts.back()};
-    for (std::size_t i = 0; i + 1 < parts.size(); ++i)
-      names.classname += (i ? "." : "") + parts[i];
-    return names;
-  }
-  if (test.kind == "ctest") return {test.name, test.name};
-  const auto dot = test.name.find('.');
-  if (dot == std::string::npos) return {test.source, test.name};
-  return {test.name.substr(0, dot), test.name.substr(dot + 1)};
+// test history carries over from it (FrameworkKind::junit_name); a journal
+// without the test's framework is read as gtest's.
+frameworks::JunitName junit_name(const events::TestInfo& test) {
+  const auto* framework = frameworks::framework_named(test.kind);
+  if (!framework) framework = &frameworks::framework_of(SuiteKind::gtest);
+  return framework->junit_name(test.name, test.source);
 }
 
 // Enough of a failing test's output to read in a CI page; the full log

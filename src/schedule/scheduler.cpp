@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "frameworks/framework_kind.h"
 #include "schedule/order_bisection.h"
 #include "schedule/worker_shares.h"
 
@@ -178,7 +179,9 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
   // A gtest test that may lead a worker's share, or follow in one.
   const auto shares_worker = [&](std::size_t index) {
     const auto& test = plan[index];
-    return test.test->source && test.test->source->kind == SuiteKind::gtest &&
+    return test.test->source &&
+           frameworks::framework_of(test.test->source->kind)
+                   .worker_style(*test.test->source) == frameworks::WorkerStyle::own_loop &&
            select::may_run_in_worker(test) &&
            !test.settings->exclusive && test.test->detail().resource_locks.empty() &&
            !diagnosis.count(index) && !alone.count(index);

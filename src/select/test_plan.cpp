@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "frameworks/framework_kind.h"
 #include "launchers/launcher_kind.h"
 #include "select/test_order.h"
 #include "text/glob.h"
@@ -95,14 +96,16 @@ ResolvedSettings resolve_settings(const config::Config& config,
   settings.leak_is_failure = chosen.leak_is_failure.value_or(true);
   settings.audit_children = chosen.audit_children.value_or(false);
   settings.watch_workers = chosen.watch_workers.value_or(true);
-  // Unless asked otherwise, a pytest test runs in a worker process that
-  // runs test after test while each passes (xdist's speed on suites of
-  // quick tests: docs/benchmarks.md), unless it holds devices: a device's
-  // state (CUDA initialised) must not carry over to the next test. Tests
-  // with ranks, an audit, a network namespace or a launcher always get
-  // processes of their own (the runner's runs_in_worker).
+  // Unless asked otherwise, a test of a framework that defaults to it
+  // (pytest) runs in a worker process that runs test after test while each
+  // passes (xdist's speed on suites of quick tests: docs/benchmarks.md),
+  // unless it holds devices: a device's state (CUDA initialised) must not
+  // carry over to the next test. Tests with ranks, an audit, a network
+  // namespace or a launcher always get processes of their own
+  // (may_run_in_worker).
   settings.worker_isolation = chosen.worker_isolation.value_or(
-      test.source->kind == SuiteKind::pytest && settings.devices.empty());
+      frameworks::framework_of(test.source->kind).worker_isolation_by_default() &&
+      settings.devices.empty());
   settings.max_processes = chosen.max_processes;
   settings.max_memory = chosen.max_memory;
   settings.retries = chosen.retries.value_or(0);
@@ -258,10 +261,8 @@ void order_longest_first(std::vector<PlannedTest>& tests,
 bool may_run_in_worker(const PlannedTest& test) {
   const auto& settings = *test.settings;
   const auto& source = *test.test->source;
-  // pytest: its fork server forks the worker; gtest: the binary runs a
-  // share of its tests, forked or fresh.
-  const bool kind = (source.kind == SuiteKind::pytest && source.fork_server) ||
-                    source.kind == SuiteKind::gtest;
+  const bool kind = frameworks::framework_of(source.kind).worker_style(source) !=
+                    frameworks::WorkerStyle::none;
   return settings.worker_isolation && kind && settings.ranks == 1 && !settings.ranked &&
          !settings.audit_children && settings.network == Network::host &&
          settings.launcher == Launcher::local && !test.fresh_process;

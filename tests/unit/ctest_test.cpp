@@ -2,9 +2,9 @@
 // judges it.
 #include <gtest/gtest.h>
 
-#include "discover/ctest_discoverer.h"
-#include "execute/ctest_result.h"
-#include "execute/framework_adapter.h"
+#include "frameworks/ctest/ctest_discoverer.h"
+#include "frameworks/ctest/ctest_result.h"
+#include "frameworks/framework_adapter.h"
 #include "select/test_plan.h"
 
 namespace ranktest {

@@ -25,7 +25,7 @@ std::string read_doc(const std::string& name) {
 TEST(Docs, AdapterGuideNamesEveryMethodOfTheInterface) {
   const auto doc = read_doc("adapters.md");
   ASSERT_FALSE(doc.empty());
-  std::ifstream in(std::string(RANKTEST_SOURCE_DIR) + "/src/execute/framework_adapter.h");
+  std::ifstream in(std::string(RANKTEST_SOURCE_DIR) + "/src/frameworks/framework_adapter.h");
   std::stringstream header;
   header << in.rdbuf();
   const std::string text = header.str();

@@ -1,4 +1,4 @@
-#include "discover/gtest_listing.h"
+#include "frameworks/gtest/gtest_listing.h"
 
 #include <gtest/gtest.h>
 

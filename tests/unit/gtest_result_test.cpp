@@ -1,4 +1,4 @@
-#include "execute/gtest_result.h"
+#include "frameworks/gtest/gtest_result.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // How a pytest process's end reads together with the plugin's phases.
-#include "execute/pytest_result.h"
+#include "frameworks/pytest/pytest_result.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "discover/pytest_discoverer.h"
+#include "frameworks/pytest/pytest_discoverer.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -15,9 +15,9 @@
 #include <sys/stat.h>
 
 #include "config/duration.h"
-#include "discover/python_with_pytest.h"
+#include "frameworks/pytest/python_with_pytest.h"
 #include "discover/source_paths.h"
-#include "framework/pytest_invocation.h"
+#include "frameworks/pytest/pytest_invocation.h"
 #include "process/run_to_completion.h"
 #include "process/temporary_directory.h"
 #include "discover/quoted_output.h"

@@ -1,4 +1,4 @@
-#include "execute/ctest_result.h"
+#include "frameworks/ctest/ctest_result.h"
 
 #include <fmt/format.h>
 

@@ -1,10 +1,10 @@
 // What the runner knows of a test framework, and all it knows: how to start
 // one test as one rank (alone, or forked from a fork server), and how to read
-// what that rank did. One file per framework (gtest_adapter.cpp,
-// pytest_adapter.cpp, ctest_adapter.cpp; adapter_for() in
-// framework_adapter.cpp picks one); the supervisor, the judge and the fork
-// server branch on none of them. Listing a framework's tests is the
-// discover stage's part.
+// what that rank did. One per framework, in its room
+// (frameworks/gtest/gtest_adapter.cpp, frameworks/pytest/pytest_adapter.cpp,
+// frameworks/ctest/ctest_adapter.cpp), reached through the framework's
+// FrameworkKind (framework_kind.h; adapter_for() is a shorthand); the
+// supervisor, the judge and the fork server branch on none of them.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "execute/gtest_result.h"
+#include "frameworks/gtest/gtest_result.h"
 #include "execute/launch_plan.h"
 #include "model/test_case.h"
 
@@ -62,6 +62,10 @@ class FrameworkAdapter {
   // have one.
   virtual Expected<RankPlan> fork_server_command(const TestSource& source,
                                                  const std::filesystem::path& library) const = 0;
+
+  // What the run calls `source`'s fork server in what it says (a gtest
+  // binary's label; a pytest source's paths, which every file of it shares).
+  virtual std::string fork_server_name(const TestSource& source) const { return source.label; }
 
   // Adds to a fork request what this framework's server reads to start a
   // test (docs/fork-server.md): the test and its environment.

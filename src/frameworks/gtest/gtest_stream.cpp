@@ -1,4 +1,4 @@
-#include "execute/gtest_stream.h"
+#include "frameworks/gtest/gtest_stream.h"
 
 #include <charconv>
 #include <nlohmann/json.hpp>

@@ -1,4 +1,4 @@
-#include "execute/gtest_result.h"
+#include "frameworks/gtest/gtest_result.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 
-#include "framework/gtest_invocation.h"
+#include "frameworks/gtest/gtest_invocation.h"
 #include "process/exit_status.h"
 #include "text/sanitize.h"
 

@@ -1,4 +1,4 @@
-#include "framework/gtest_invocation.h"
+#include "frameworks/gtest/gtest_invocation.h"
 
 namespace ranktest::framework {
 

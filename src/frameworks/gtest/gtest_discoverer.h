@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "discover/gtest_listing.h"
+#include "frameworks/gtest/gtest_listing.h"
 #include "model/expected.h"
 #include "model/test_case.h"
 #include "process/signal_watch.h"
@@ -80,5 +80,8 @@ ListingSink gtest_test_sink(const GtestBinary& binary, std::vector<TestCase>& in
 // the root where two share a name).
 Expected<std::vector<GtestBinary>> resolve_gtest_binaries(
     const config::Config& config);
+// The same for the gtest sources `sources` (of `config`).
+Expected<std::vector<GtestBinary>> resolve_gtest_binaries(
+    const std::vector<const config::SourceConfig*>& sources, const config::Config& config);
 
 }  // namespace ranktest::discover

@@ -1,4 +1,4 @@
-#include "discover/ctest_discoverer.h"
+#include "frameworks/ctest/ctest_discoverer.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,4 +1,4 @@
-#include "framework/pytest_invocation.h"
+#include "frameworks/pytest/pytest_invocation.h"
 
 #include <cstdlib>
 

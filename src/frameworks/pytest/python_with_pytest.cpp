@@ -1,4 +1,4 @@
-#include "discover/python_with_pytest.h"
+#include "frameworks/pytest/python_with_pytest.h"
 
 #include <unistd.h>
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "execute/ctest_result.h"
-#include "execute/framework_adapter.h"
+#include "frameworks/ctest/ctest_result.h"
+#include "frameworks/framework_adapter.h"
 
 namespace ranktest::execute {
 namespace {

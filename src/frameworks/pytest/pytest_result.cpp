@@ -1,4 +1,4 @@
-#include "execute/pytest_result.h"
+#include "frameworks/pytest/pytest_result.h"
 
 #include <fmt/format.h>
 

@@ -1,9 +1,12 @@
 // pytest: one test runs as pytest given that test alone, with ranktest's
 // plugin writing how each phase went; its fork server is pytest that
 // collects once, then forks a process per test (the plugin's _serve).
-#include "execute/framework_adapter.h"
-#include "execute/pytest_result.h"
-#include "framework/pytest_invocation.h"
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "frameworks/framework_adapter.h"
+#include "frameworks/pytest/pytest_result.h"
+#include "frameworks/pytest/pytest_invocation.h"
 #include "text/sanitize.h"
 
 namespace ranktest::execute {
@@ -41,6 +44,11 @@ class PytestAdapter final : public FrameworkAdapter {
     // What the test printed, less the failure report the plugin appends.
     reading.excerpt = std::string(log_tail.substr(0, log_tail.find("\n" + test.name + " FAILED in ")));
     return reading;
+  }
+
+  std::string fork_server_name(const TestSource& source) const override {
+    if (source.collect_arguments.empty()) return source.label;
+    return fmt::format("pytest {}", fmt::join(source.collect_arguments, " "));
   }
 
   Expected<RankPlan> fork_server_command(const TestSource& source,

@@ -1,5 +1,5 @@
-#include "discover/gtest_listing.h"
-#include "framework/gtest_invocation.h"
+#include "frameworks/gtest/gtest_listing.h"
+#include "frameworks/gtest/gtest_invocation.h"
 
 #include <fmt/format.h>
 

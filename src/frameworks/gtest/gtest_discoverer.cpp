@@ -1,5 +1,5 @@
-#include "discover/gtest_discoverer.h"
-#include "framework/gtest_invocation.h"
+#include "frameworks/gtest/gtest_discoverer.h"
+#include "frameworks/gtest/gtest_invocation.h"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include <set>
 #include <sstream>
 
-#include "discover/gtest_listing.h"
+#include "frameworks/gtest/gtest_listing.h"
 #include "discover/source_paths.h"
 #include "discover/source_settings.h"
 #include "process/exit_status.h"
@@ -312,9 +312,17 @@ ListingSink gtest_test_sink(const GtestBinary& binary, std::vector<TestCase>& in
 
 Expected<std::vector<GtestBinary>> resolve_gtest_binaries(
     const config::Config& config) {
+  std::vector<const config::SourceConfig*> sources;
+  for (const auto& source : config.sources)
+    if (source.kind == SuiteKind::gtest) sources.push_back(&source);
+  return resolve_gtest_binaries(sources, config);
+}
+
+Expected<std::vector<GtestBinary>> resolve_gtest_binaries(
+    const std::vector<const config::SourceConfig*>& sources, const config::Config& config) {
   std::vector<GtestBinary> binaries;
-  for (const auto& source : config.sources) {
-    if (source.kind != SuiteKind::gtest) continue;
+  for (const auto* each : sources) {
+    const auto& source = *each;
     auto files = expand_source_paths(source.paths, source.exclude, config.root);
     if (!files)
       return Error{fmt::format("{}: {}", source.place.to_string(),

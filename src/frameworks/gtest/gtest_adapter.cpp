@@ -3,8 +3,8 @@
 // the binary itself with libranktest-forkserver.so preloaded.
 #include <fmt/format.h>
 
-#include "execute/framework_adapter.h"
-#include "framework/gtest_invocation.h"
+#include "frameworks/framework_adapter.h"
+#include "frameworks/gtest/gtest_invocation.h"
 
 namespace ranktest::execute {
 namespace {
