@@ -67,14 +67,14 @@ std::string rank_start_json(const RankStart& start) {
   return json{{"rank", start.rank},
               {"host", start.host},
               {"pid", start.pid},
-              {"slurm_step", start.slurm_step}}
+              {"job_step", start.job_step}}
       .dump();
 }
 
 Expected<RankStart> parse_rank_start(std::string_view text) {
   return parse_as<RankStart>(text, "a rank's start record", [](const json& doc) {
     return RankStart{doc.at("rank").get<int>(), doc.at("host").get<std::string>(),
-                     doc.at("pid").get<int>(), doc.at("slurm_step").get<std::string>()};
+                     doc.at("pid").get<int>(), doc.at("job_step").get<std::string>()};
   });
 }
 

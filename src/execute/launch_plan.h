@@ -45,7 +45,7 @@ struct RankStart {
   int rank = 0;
   std::string host;
   int pid = 0;              // the test's process, on `host`
-  std::string slurm_step;   // "<job>.<step>" under Slurm
+  std::string job_step;     // the launcher's name for the launch: "<job>.<step>" under Slurm
 };
 std::string rank_start_json(const RankStart& start);
 Expected<RankStart> parse_rank_start(std::string_view json);

@@ -87,9 +87,9 @@ std::int64_t realtime_ns() {
     ::setenv("LOCAL_WORLD_SIZE", std::to_string(identity.local_world).c_str(), 1);
   }
   if (identity.several_nodes) {
-    // The node's index among the step's nodes, where the launcher says it.
-    if (const char* node = std::getenv("SLURM_NODEID"); node && ranked)
-      ::setenv("GROUP_RANK", node, 1);
+    // The node's index among the launch's nodes, where the launcher says it.
+    if (identity.node_index && ranked)
+      ::setenv("GROUP_RANK", std::to_string(*identity.node_index).c_str(), 1);
     else ::unsetenv("GROUP_RANK");
     const auto address = master_address.empty() ? identity.first_node : master_address;
     if (!address.empty()) ::setenv("MASTER_ADDR", address.c_str(), 1);
@@ -220,10 +220,7 @@ int main(int argc, char** argv) {
                              plan->master_address);
   ::setpgid(test, test);  // whichever of parent and child runs first
 
-  RankStart start{rank, host_name(), test, ""};
-  if (const char* job = std::getenv("SLURM_JOB_ID"))
-    if (const char* step = std::getenv("SLURM_STEP_ID"))
-      start.slurm_step = std::string(job) + "." + step;
+  const RankStart start{rank, host_name(), test, identity->job_step};
   if (auto written = write_file_atomically(rank_start_path(plan->folder, rank),
                                            rank_start_json(start));
       !written)

@@ -54,6 +54,12 @@ struct IdentityVariables {
   std::function<std::optional<std::optional<int>>(const EnvironmentLookup&)> local_world;
   // Host lists whose first host runs rank 0.
   std::vector<const char*> node_list;
+  // The node's index among the nodes the launcher runs the ranks on
+  // (GROUP_RANK across nodes); none: the launcher does not say.
+  std::vector<const char*> node_index{};
+  // The launcher's own name for this launch, which a rank's start record
+  // keeps ("<job>.<step>" under Slurm); nullopt: it has none.
+  std::function<std::optional<std::string>(const EnvironmentLookup&)> job_step{};
 };
 
 // IdentityVariables::local_world for a launcher that names the count in

@@ -95,6 +95,15 @@ Expected<RankIdentity> rank_identity(const EnvironmentLookup& lookup) {
     return {};
   };
   identity.first_node = first_node();
+  const auto node_index = first_number(lookup, &IdentityVariables::node_index);
+  if (!node_index) return node_index.error();
+  identity.node_index = *node_index;
+  for (const auto* variables : every_launchers_variables())
+    if (variables->job_step)
+      if (auto step = variables->job_step(lookup)) {
+        identity.job_step = std::move(*step);
+        break;
+      }
   return identity;
 }
 

@@ -20,6 +20,8 @@ struct RankIdentity {
   int local_world = 1;  // ranks on this node
   bool several_nodes = false;
   std::string first_node;  // the step's first node, where rank 0 runs (Slurm)
+  std::optional<int> node_index;  // this node's among the launch's, where said
+  std::string job_step;           // the launcher's name for the launch, where it has one
 };
 
 // An error names the variables looked for, when none is set or one is not

@@ -45,7 +45,14 @@ class Slurm final : public LauncherKind {
           const auto node = lookup("SLURM_NODEID");
           return tasks_on_node(*per_node, node ? whole_number(*node).value_or(0) : 0);
         },
-        {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST"}};
+        {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST"},
+        {"SLURM_NODEID"},
+        [](const EnvironmentLookup& lookup) -> std::optional<std::string> {
+          const auto job = lookup("SLURM_JOB_ID");
+          const auto step = lookup("SLURM_STEP_ID");
+          if (!job || !step) return std::nullopt;
+          return *job + "." + *step;
+        }};
     return variables;
   }
 };

@@ -225,7 +225,7 @@ TEST(Launchers, SlurmJobStepsStartTheRanksWithTheSameOutcomes) {
   // The ranks were tasks of a Slurm job step.
   const auto start = start_record(run, "fixture_ranks::Ranks.AllReduceSums", 2);
   EXPECT_EQ(start["rank"], 2);
-  EXPECT_NE(start["slurm_step"].get<std::string>(), "") << start.dump();
+  EXPECT_NE(start["job_step"].get<std::string>(), "") << start.dump();
 }
 
 // A launcher that starts no rank: the test is an error whose message is

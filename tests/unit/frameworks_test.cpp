@@ -101,9 +101,10 @@ TEST_F(ImpliedSources, APathIsOfferedToTheMostParticularFrameworkFirst) {
   ASSERT_FALSE(empty);
   // The error says what each framework looks for and what a path may be.
   for (const auto* framework : all_frameworks()) {
-    if (!framework->folder_marks().empty())
+    if (!framework->folder_marks().empty()) {
       EXPECT_NE(empty.error().message.find(framework->folder_marks()), std::string::npos)
           << empty.error().message;
+    }
     EXPECT_NE(empty.error().message.find(framework->command_line_path()), std::string::npos)
         << empty.error().message;
   }

@@ -38,6 +38,9 @@ TEST(RankIdentity, FromOpenMpi) {
   EXPECT_EQ(id->local_rank, 1);
   EXPECT_EQ(id->local_world, 4);
   EXPECT_TRUE(id->several_nodes);
+  // OpenMPI names no node index and no job step.
+  EXPECT_EQ(id->node_index, std::nullopt);
+  EXPECT_EQ(id->job_step, "");
 }
 
 TEST(RankIdentity, FromSlurmAcrossNodes) {
@@ -47,13 +50,17 @@ TEST(RankIdentity, FromSlurmAcrossNodes) {
                                            {"SLURM_LOCALID", "0"},
                                            {"SLURM_NODEID", "3"},
                                            {"SLURM_STEP_TASKS_PER_NODE", "2(x3),1"},
-                                           {"SLURM_STEP_NODELIST", "gpu[007-010]"}}));
+                                           {"SLURM_STEP_NODELIST", "gpu[007-010]"},
+                                           {"SLURM_JOB_ID", "17"},
+                                           {"SLURM_STEP_ID", "2"}}));
   ASSERT_TRUE(id) << id.error().message;
   EXPECT_EQ(id->rank, 6);
   EXPECT_EQ(id->world, 7);
   EXPECT_EQ(id->local_world, 1);
   EXPECT_TRUE(id->several_nodes);
   EXPECT_EQ(id->first_node, "gpu007");
+  EXPECT_EQ(id->node_index, 3);  // GROUP_RANK on that node
+  EXPECT_EQ(id->job_step, "17.2");
 }
 
 TEST(RankIdentity, OneNodeOfSlurm) {
@@ -184,7 +191,7 @@ TEST(LaunchPlan, RoundTripsThroughJson) {
   const auto start_back = parse_rank_start(rank_start_json({3, "node7", 4242, "17.0"}));
   ASSERT_TRUE(start_back);
   EXPECT_EQ(start_back->host, "node7");
-  EXPECT_EQ(start_back->slurm_step, "17.0");
+  EXPECT_EQ(start_back->job_step, "17.0");
   EXPECT_FALSE(parse_rank_start(""));
 }
 
