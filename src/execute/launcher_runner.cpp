@@ -29,8 +29,40 @@ namespace {
 
 constexpr auto kPollInterval = std::chrono::milliseconds(100);
 
-
 }  // namespace
+
+// The ranks a launcher started: the launcher is the group's own process
+// (its end means every rank has ended, recorded or not); each rank is
+// known from what its ranktest-rank records, polled, and is asked for its
+// stacks and to stop through files ranktest-rank watches, on whichever
+// node it runs.
+class ProcessTestRunner::LaunchedRanks final : public RankGroup {
+ public:
+  LaunchedRanks(ProcessTestRunner& runner, RunningTest& running, process::ChildProcess launcher)
+      : RankGroup(runner, running), launcher_(std::move(launcher)),
+        next_poll_(Clock::now() + kPollInterval) {}
+
+  const process::ChildProcess* leader() const override {
+    return launcher_.exit() ? nullptr : &launcher_;
+  }
+  process::ChildProcess* own_process(pid_t pid) override {
+    return launcher_.pid() == pid && !launcher_.exit() ? &launcher_ : nullptr;
+  }
+  void own_process_ended(Clock::time_point now) override;
+  bool settled() const override { return launcher_.exit().has_value(); }
+  Clock::time_point next_look() const override { return next_poll_; }
+  void look(Clock::time_point now) override;
+  // The Python ranks' own stacks are ranktest-rank's to ask for.
+  std::optional<PhaseClock::duration> ask_for_stacks() override { return std::nullopt; }
+  bool start_stack_dumps() override;
+  bool stacks_taken() const override;
+  void stop() override;
+  void add_stacks(TestResult& result) const override;
+
+ private:
+  process::ChildProcess launcher_;
+  Clock::time_point next_poll_;
+};
 
 void ProcessTestRunner::start_with_launcher(
     RunningTest& running, std::vector<RankPlan> ranks,
@@ -70,9 +102,8 @@ void ProcessTestRunner::start_with_launcher(
   if (!spawned)
     return failed_to_launch(fmt::format("cannot start {}: {}", request.argv.front(),
                                         spawned.error().message));
-  running.launcher.emplace(std::move(*spawned));
+  running.group = std::make_unique<LaunchedRanks>(*this, running, std::move(*spawned));
   running.launched = true;
-  running.next_poll = Clock::now() + kPollInterval;
   // The launcher may wait before any rank starts (srun queued for
   // resources in a busy allocation): that wait is not the test's time.
   running.deadline = running.started + launcher.start_timeout;
@@ -80,8 +111,9 @@ void ProcessTestRunner::start_with_launcher(
 
 // Ranks whose ranktest-rank recorded their end since the last look, in the
 // order they ended (the first to fail is the root cause).
-void ProcessTestRunner::poll_rank_ends(RunningTest& running, Clock::time_point now) {
-  running.next_poll = now + kPollInterval;
+void ProcessTestRunner::LaunchedRanks::look(Clock::time_point now) {
+  auto& running = running_;
+  next_poll_ = now + kPollInterval;
   std::vector<std::pair<std::int64_t, Rank*>> ended;
   for (auto& rank : running.ranks) {
     if (rank.result) continue;
@@ -104,7 +136,7 @@ void ProcessTestRunner::poll_rank_ends(RunningTest& running, Clock::time_point n
             [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [at, rank] : ended) {
     rank->ended = now;
-    rank_ended(running, *rank, now);
+    runner_.rank_ended(running, *rank, now);
   }
 }
 
@@ -112,10 +144,11 @@ void ProcessTestRunner::poll_rank_ends(RunningTest& running, Clock::time_point n
 // started but left no record was killed under ranktest-rank (by the
 // launcher, or with its node); one that never started is the launcher's
 // failure, in its own words.
-void ProcessTestRunner::launcher_ended(RunningTest& running, Clock::time_point now) {
-  poll_rank_ends(running, now);
-  const auto& launcher = *running.launcher;
-  const auto& config = options_.launcher_tables.at(running.test->settings->launcher);
+void ProcessTestRunner::LaunchedRanks::own_process_ended(Clock::time_point now) {
+  auto& running = running_;
+  look(now);
+  const auto& launcher = launcher_;
+  const auto& config = runner_.options_.launcher_tables.at(running.test->settings->launcher);
   const auto name = std::filesystem::path(config.command).filename().string();
   for (auto& rank : running.ranks) {
     if (rank.result) continue;
@@ -126,7 +159,7 @@ void ProcessTestRunner::launcher_ended(RunningTest& running, Clock::time_point n
       killed.signal = SIGKILL;
       rank.child.mark_reaped(killed);
       rank.stopped = rank.stopped || running.first_failed.has_value();
-      rank_ended(running, rank, now);
+      runner_.rank_ended(running, rank, now);
       if (rank.result->outcome == Outcome::crashed)
         rank.result->reason = killed_without_exit_record(name);
       continue;
@@ -164,29 +197,30 @@ void ProcessTestRunner::launcher_ended(RunningTest& running, Clock::time_point n
 
 // At the timeout: every ranktest-rank takes its rank's stacks on its node.
 // False when no rank is running (or the request cannot be written).
-bool ProcessTestRunner::request_launcher_stacks(RunningTest& running) const {
-  const bool started = std::any_of(running.ranks.begin(), running.ranks.end(),
+bool ProcessTestRunner::LaunchedRanks::start_stack_dumps() {
+  const bool started = std::any_of(running_.ranks.begin(), running_.ranks.end(),
                                    [](const Rank& r) { return r.remote_pid && !r.result; });
-  if (!started || !running.launcher || running.launcher->exit()) return false;
-  return write_file_atomically(stacks_request_path(running.folder), "").has_value();
+  if (!started || launcher_.exit()) return false;
+  return write_file_atomically(stacks_request_path(running_.folder), "").has_value();
 }
 
-void ProcessTestRunner::request_launcher_stop(RunningTest& running) const {
-  if (!write_file_atomically(stop_request_path(running.folder), ""))
-    signal_test(running, SIGTERM);  // then the launcher's way at once
+// The ranks are asked through their ranktest-rank; the launcher goes on to
+// collect their ends.
+void ProcessTestRunner::LaunchedRanks::stop() {
+  if (!write_file_atomically(stop_request_path(running_.folder), ""))
+    runner_.signal_test(running_, SIGTERM);  // then the launcher's way at once
 }
 
-bool ProcessTestRunner::launcher_stacks_taken(const RunningTest& running) const {
-  return std::all_of(running.ranks.begin(), running.ranks.end(), [&](const Rank& r) {
+bool ProcessTestRunner::LaunchedRanks::stacks_taken() const {
+  return std::all_of(running_.ranks.begin(), running_.ranks.end(), [&](const Rank& r) {
     return !r.remote_pid || r.result ||
-           std::filesystem::exists(stacks_done_path(running.folder, r.rank));
+           std::filesystem::exists(stacks_done_path(running_.folder, r.rank));
   });
 }
 
-void ProcessTestRunner::collect_launcher_stacks(TestResult& result,
-                                                const RunningTest& running) const {
+void ProcessTestRunner::LaunchedRanks::add_stacks(TestResult& result) const {
   std::error_code error;
-  for (std::filesystem::directory_iterator it(running.folder, error), end; !error && it != end;
+  for (std::filesystem::directory_iterator it(running_.folder, error), end; !error && it != end;
        it.increment(error)) {
     int rank = 0, pid = 0;
     if (!parse_rank_stack_name(it->path().filename().string(), rank, pid)) continue;

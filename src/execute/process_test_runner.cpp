@@ -63,16 +63,13 @@ bool ProcessTestRunner::watches_workers(const select::PlannedTest& test) {
 
 bool ProcessTestRunner::RunningTest::all_reaped() const {
   if (phase == Phase::waiting_for_server || phase == Phase::settling) return false;
-  if (launcher && !launcher->exit()) return false;
+  if (!group->settled()) return false;
   return std::all_of(ranks.begin(), ranks.end(),
                      [](const Rank& r) { return r.result.has_value(); });
 }
 
 const process::ChildProcess* ProcessTestRunner::RunningTest::unreaped() const {
-  if (launcher) return launcher->exit() ? nullptr : &*launcher;
-  for (const auto& rank : ranks)
-    if (rank.child.is_ours() && !rank.child.exit()) return &rank.child;
-  return nullptr;
+  return group->leader();
 }
 
 ProcessTestRunner::ProcessTestRunner(const RunFolder& folder,
@@ -113,6 +110,7 @@ std::unique_ptr<ProcessTestRunner::RunningTest> ProcessTestRunner::prepare_test(
     const select::PlannedTest& test, const schedule::Assignment& assignment) {
   const auto now = Clock::now();
   auto running = std::make_unique<RunningTest>();
+  running->group = local_ranks(*running);
   running->test = &test;
   running->assignment = assignment;
   running->started = now;

@@ -162,6 +162,55 @@ class ProcessTestRunner final : public schedule::TestRunner {
 
   struct RunningTest;
 
+  // How the supervisor reaches a test's ranks once they run: its own
+  // children, started alone, forked or a worker's (LocalRanks,
+  // local_ranks.cpp), or the ranks a launcher started, which
+  // ranktest-rank reports on in the attempt's folder (LaunchedRanks,
+  // launcher_runner.cpp). The phases, the reaper and the test's end ask
+  // through it; nothing else branches on how the ranks were started.
+  // Each holds its test, whose address is stable (running_ holds it by
+  // unique_ptr), and the runner.
+  class RankGroup {
+   public:
+    RankGroup(ProcessTestRunner& runner, RunningTest& running)
+        : runner_(runner), running_(running) {}
+    virtual ~RankGroup() = default;
+    RankGroup(const RankGroup&) = delete;
+    RankGroup& operator=(const RankGroup&) = delete;
+
+    // The process that stands for the test while it runs: signalled
+    // first, its process group the test's; nullptr once none is left.
+    virtual const process::ChildProcess* leader() const = 0;
+    // A process of the group that is no rank (a launcher), unreaped, with
+    // `pid`; nullptr: none.
+    virtual process::ChildProcess* own_process(pid_t /*pid*/) { return nullptr; }
+    // That process was reaped.
+    virtual void own_process_ended(Clock::time_point /*now*/) {}
+    // Whether the group's own processes are reaped (the test may end).
+    virtual bool settled() const { return true; }
+    // Ranks whose end no signal tells this process (a launcher's): when
+    // to look next, and looking.
+    virtual Clock::time_point next_look() const { return Clock::time_point::max(); }
+    virtual void look(Clock::time_point /*now*/) {}
+    // At the timeout: asking the processes to write their own stacks (how
+    // long they get; nullopt: nobody was asked), then starting the
+    // debuggers (false: none could start), and whether they are done.
+    virtual std::optional<PhaseClock::duration> ask_for_stacks() = 0;
+    virtual bool start_stack_dumps() = 0;
+    virtual bool stacks_taken() const = 0;
+    // Stopping: SIGTERM, or its equivalent.
+    virtual void stop() = 0;
+    // Stacks taken elsewhere than by the runner's own debuggers.
+    virtual void add_stacks(TestResult& /*result*/) const {}
+
+   protected:
+    ProcessTestRunner& runner_;
+    RunningTest& running_;
+  };
+  class LocalRanks;
+  class LaunchedRanks;
+  std::unique_ptr<RankGroup> local_ranks(RunningTest& running);
+
   // isolation = "worker" for gtest: one process of a binary (forked from its
   // fork server, or fresh) runs a share of its tests through GoogleTest's
   // own loop, --gtest_filter naming them, and streams each test's start and
@@ -221,10 +270,8 @@ class ProcessTestRunner final : public schedule::TestRunner {
     std::unique_ptr<process::TestCgroup> cgroup;  // null where cgroups are not used
     // network = "isolated": its ranks' namespace, released when it ends.
     std::optional<process::NetworkNamespace> network;
-    // mpirun or srun, where a launcher starts the ranks; their ends are
-    // read from ranktest-rank's records, polled until then.
-    std::optional<process::ChildProcess> launcher;
-    Clock::time_point next_poll;
+    // How its ranks are reached once they run (never null).
+    std::unique_ptr<RankGroup> group;
     // Whether its test has begun in every rank: false while a fresh pytest
     // rank still starts (its deadline is then the start bound, and its
     // timeout counts from the moment the last of them began).
@@ -257,12 +304,6 @@ class ProcessTestRunner final : public schedule::TestRunner {
   void failed_to_launch(RunningTest& running, const std::string& why);
   void start_with_launcher(RunningTest& running, std::vector<RankPlan> ranks,
                            const std::function<void(const std::string&)>& failed_to_launch);
-  void poll_rank_ends(RunningTest& running, Clock::time_point now);
-  void launcher_ended(RunningTest& running, Clock::time_point now);
-  bool request_launcher_stacks(RunningTest& running) const;
-  void request_launcher_stop(RunningTest& running) const;
-  bool launcher_stacks_taken(const RunningTest& running) const;
-  void collect_launcher_stacks(TestResult& result, const RunningTest& running) const;
   // Fork servers (fork_server_pool.cpp).
   ForkServer* fork_server_for(const select::PlannedTest& test, bool& starting);
   void give_up_fork_server(const TestSource& source, const std::string& why);
@@ -308,9 +349,7 @@ class ProcessTestRunner final : public schedule::TestRunner {
   void note_leftovers(RunningTest& running) const;
   bool leftover_ended(pid_t pid, const ProcessExit& exit);
   static bool watches_workers(const select::PlannedTest& test);
-  std::optional<PhaseClock::duration> ask_for_stacks(RunningTest& running) const;
   bool audits_let_go(const RunningTest& running) const;
-  bool start_stack_dumps(RunningTest& running);
   std::vector<std::string> markers(const RunningTest& running) const;
   // Every live process of the test: its group, its cgroup, its markers.
   std::vector<pid_t> test_processes(const RunningTest& running, pid_t group) const;

@@ -1,5 +1,5 @@
 // The one place that learns which process ended and whose it was: a
-// rank, a launcher, a debugger taking stacks, a worker, a fork server, or
+// rank, a rank group's own process (a launcher), a debugger taking stacks, a worker, a fork server, or
 // an orphan a test left behind (this runner is their subreaper). Every
 // ended child is reaped here without blocking, then handed to its owner.
 #include <algorithm>
@@ -21,11 +21,11 @@ void ProcessTestRunner::reap() {
           return Owner{running.get(), &rank};
     return Owner{};
   };
-  const auto launched = [&](pid_t pid) -> RunningTest* {
+  // A process of a test's rank group that is no rank (a launcher).
+  const auto group_process = [&](pid_t pid) -> std::pair<RunningTest*, process::ChildProcess*> {
     for (auto& running : running_)
-      if (running->launcher && running->launcher->pid() == pid && !running->launcher->exit())
-        return running.get();
-    return nullptr;
+      if (auto* process = running->group->own_process(pid)) return {running.get(), process};
+    return {nullptr, nullptr};
   };
   const auto dumper = [&](pid_t pid) -> Dumper* {
     for (auto& running : running_)
@@ -40,7 +40,8 @@ void ProcessTestRunner::reap() {
   const auto exits = process::reap_exited_children([&](pid_t pid) {
     // The test is over once its last rank is: end whatever its processes
     // left behind while the group id is still held by this zombie.
-    if (RunningTest* test = launched(pid)) return end_left_behind(*test, *test->launcher);
+    if (const auto [test, process] = group_process(pid); test)
+      return end_left_behind(*test, *process);
     const Owner found = owner(pid);
     if (!found.test) return;
     const auto left = std::count_if(found.test->ranks.begin(), found.test->ranks.end(),
@@ -54,9 +55,9 @@ void ProcessTestRunner::reap() {
       continue;
     }
     if (worker_ended(pid, exit)) continue;
-    if (RunningTest* test = launched(pid)) {
-      test->launcher->mark_reaped(exit);
-      launcher_ended(*test, now);
+    if (const auto [test, process] = group_process(pid); test) {
+      process->mark_reaped(exit);
+      test->group->own_process_ended(now);
       continue;
     }
     if (const auto server = std::find_if(fork_servers_.begin(), fork_servers_.end(),

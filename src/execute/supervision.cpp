@@ -21,9 +21,6 @@ namespace ranktest::execute {
 namespace {
 
 constexpr std::size_t kTailBytes = 64 * 1024;
-// How long Python ranks get to write their stacks (faulthandler writes from
-// its signal handler at once).
-constexpr auto kPythonStackTime = std::chrono::milliseconds(200);
 
 }  // namespace
 
@@ -82,22 +79,15 @@ struct ProcessTestRunner::Effects final : PhaseEffects {
     for (auto& rank : running.ranks) rank.stopped = !rank.child.exit();
   }
   std::optional<PhaseClock::duration> ask_for_stacks() override {
-    return runner.ask_for_stacks(running);
+    return running.group->ask_for_stacks();
   }
   bool audits_let_go() override { return runner.audits_let_go(running); }
-  bool start_stack_dumps() override { return runner.start_stack_dumps(running); }
-  bool stacks_taken() override {
-    if (running.launcher) return runner.launcher_stacks_taken(running);
-    return std::all_of(running.dumpers.begin(), running.dumpers.end(),
-                       [](const Dumper& d) { return d.child.exit(); });
-  }
+  bool start_stack_dumps() override { return running.group->start_stack_dumps(); }
+  bool stacks_taken() override { return running.group->stacks_taken(); }
   void stop_ranks() override {
     for (auto& d : running.dumpers)
       if (!d.child.exit()) d.child.signal_group(SIGKILL);
-    // Ranks a launcher started are asked through their ranktest-rank, on
-    // whichever node they run; the launcher goes on to collect their ends.
-    if (running.launcher) runner.request_launcher_stop(running);
-    else runner.signal_test(running, SIGTERM);
+    running.group->stop();
   }
   void signal_all(int signal) override { runner.signal_test(running, signal); }
   bool leftovers_running() override {
@@ -167,9 +157,9 @@ void ProcessTestRunner::enforce_deadlines(Clock::time_point now) {
 void ProcessTestRunner::advance(RunningTest& running, Clock::time_point now) {
   if (running.phase == Phase::waiting_for_server) return;
   // Before a rank is judged still running (stopped, timed out), look.
-  if (running.launcher && (now >= running.next_poll || now >= running.deadline ||
-                           (running.phase != Phase::running && now >= running.phase_ends)))
-    poll_rank_ends(running, now);
+  if (now >= running.group->next_look() || now >= running.deadline ||
+      (running.phase != Phase::running && now >= running.phase_ends))
+    running.group->look(now);
   Effects effects(*this, running);
   running.advance(now, phase_times(), effects);
 }
@@ -187,7 +177,7 @@ ProcessTestRunner::Clock::time_point ProcessTestRunner::next_deadline() const {
     if (running->phase == Phase::waiting_for_server) continue;
     next = std::min(next, running->next_wake(now, times));
     // A rank a launcher started ends without a signal to this process.
-    if (running->launcher) next = std::min(next, running->next_poll);
+    next = std::min(next, running->group->next_look());
   }
   return next;
 }
@@ -270,37 +260,6 @@ std::vector<std::string> ProcessTestRunner::markers(const RunningTest& running) 
           "RANKTEST_ATTEMPT=" + std::to_string(running.assignment.attempt)};
 }
 
-// At the timeout, before any debugger attaches (it would stop what it
-// attaches to): Python processes running ranktest's plugin write their own
-// stacks on SIGUSR2 (faulthandler, even while blocked in C code), and each
-// ranktest-audit lets go of its tracees on SIGUSR1 (a debugger cannot attach
-// to a traced process). How long the Python ranks get to write theirs;
-// nullopt when there was nobody to ask.
-std::optional<PhaseClock::duration> ProcessTestRunner::ask_for_stacks(
-    RunningTest& running) const {
-  if (running.launcher) return std::nullopt;
-  const auto* leader = running.unreaped();
-  if (!leader) return std::nullopt;
-  bool asked = false;
-  PhaseClock::duration python_wait{0};
-  if (adapter_for(running.test->test->source->kind).dumps_stacks_on_signal()) {
-    const auto processes = test_processes(running, leader->process_group());
-    for (const auto& [pid, path] : python_stack_files(running.folder))
-      if (std::find(processes.begin(), processes.end(), pid) != processes.end()) {
-        ::kill(pid, SIGUSR2);
-        asked = true;
-        python_wait = kPythonStackTime;
-      }
-  }
-  for (const auto& rank : running.ranks)
-    if (!rank.audit_path.empty() && rank.child.is_ours() && !rank.child.exit()) {
-      ::kill(rank.child.pid(), SIGUSR1);
-      asked = true;
-    }
-  if (!asked) return std::nullopt;
-  return python_wait;
-}
-
 // No process of the test is traced by its ranks' ranktest-audit any more.
 bool ProcessTestRunner::audits_let_go(const RunningTest& running) const {
   std::vector<pid_t> helpers;
@@ -314,37 +273,6 @@ bool ProcessTestRunner::audits_let_go(const RunningTest& running) const {
     const auto tracer = process::tracer_of(pid);
     return std::find(helpers.begin(), helpers.end(), tracer) != helpers.end();
   });
-}
-
-// A debugger per process of the test (every rank and whatever they
-// started) writes all its threads' stacks. False when none could be
-// started (no gdb): then nothing waits.
-bool ProcessTestRunner::start_stack_dumps(RunningTest& running) {
-  if (running.launcher) return request_launcher_stacks(running);
-  const auto* leader = running.unreaped();
-  if (!leader) return false;
-  for (const pid_t pid : test_processes(running, leader->process_group())) {
-    const bool audit_helper = std::any_of(running.ranks.begin(), running.ranks.end(), [&](const Rank& r) {
-      return !r.audit_path.empty() && r.child.pid() == pid;
-    });
-    if (audit_helper) continue;  // ranktest's own process, not the test's
-    process::SpawnRequest request;
-    request.argv = stack_dump_command(pid);
-    request.environment = process::make_environment({}, {});
-    request.stdout_path = running.folder / fmt::format("stacks-{}.txt", pid);
-    auto child = process::ChildProcess::spawn(request);
-    if (!child) continue;
-    // A rank's number from the runner's own records (a forked test's
-    // environment in /proc is its fork server's), else from its RANK.
-    int rank_number = -1;
-    for (const auto& r : running.ranks)
-      if (r.child.pid() == pid) rank_number = r.rank;
-    if (rank_number < 0)
-      if (const auto rank = process::environment_value(pid, "RANK"))
-        rank_number = std::atoi(rank->c_str());
-    running.dumpers.push_back(Dumper{pid, rank_number, request.stdout_path, std::move(*child)});
-  }
-  return !running.dumpers.empty();
 }
 
 }  // namespace ranktest::execute

@@ -87,7 +87,7 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
 
   find_suspicious_lines(result, options_.suspicious_output);
   attach_hints(result, options_.hints);
-  if (running.launcher) collect_launcher_stacks(result, running);
+  running.group->add_stacks(result);
   std::vector<TakenStack> taken;
   for (const auto& d : running.dumpers) taken.push_back(TakenStack{d.pid, d.rank, d.path});
   attach_stacks(result, taken, running.folder,
