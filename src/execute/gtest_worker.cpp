@@ -96,6 +96,7 @@ bool ProcessTestRunner::prepare_gtest_worker(RunningTest& running,
   if (fd < 0) return false;
   auto worker = std::make_shared<GtestWorker>();
   worker->listener.reset(fd);
+  worker->markers = markers(running);
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);

@@ -242,6 +242,7 @@ bool ProcessTestRunner::spawn_ranks(RunningTest& running) {
   if (options_.cgroups && !running.cgroup && idle_worker_for(running) == idle_workers_.end())
     running.cgroup = options_.cgroups->create(
         process::CgroupLimits{test.settings->max_processes, test.settings->max_memory});
+  if (running.gtest) running.gtest->cgroup = running.cgroup.get();
   if (test.settings->network == Network::isolated && !running.network) {
     auto network = process::NetworkNamespace::create();
     if (!network) {

@@ -228,6 +228,13 @@ class ProcessTestRunner final : public schedule::TestRunner {
     GtestStreamedTest current;  // the holder's test, once it began
     RunningTest* holder = nullptr;
     std::vector<std::string> ran;  // ids of the tests it ran, in order
+    // The environment markers its process started with, the first test's:
+    // what its later tests start inherits them (markers()).
+    std::vector<std::string> markers;
+    // The cgroup its process runs in, its first test's: owned by that test
+    // until it is judged, then by the holder of the moment (test_end.cpp).
+    // A test that holds the process sooner looks at it here.
+    process::TestCgroup* cgroup = nullptr;
     std::vector<pid_t> left;  // running beside it at the holder's TestEnd
     char answer = 'c';  // to the gate at the next TestEnd (frameworks/gtest/gtest_gate.cpp)
     bool ending = false;  // told to end at its holder's TestEnd

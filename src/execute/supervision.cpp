@@ -245,8 +245,13 @@ bool ProcessTestRunner::leftover_ended(pid_t pid, const ProcessExit& exit) {
 // of the machine is scanned for the test's group and environment markers.
 std::vector<pid_t> ProcessTestRunner::test_processes(const RunningTest& running,
                                                      pid_t group) const {
-  if (running.cgroup) {
-    auto pids = running.cgroup->processes();
+  // A gtest worker's later test may hold the process before the test
+  // before it was judged and handed the cgroup on.
+  const auto* cgroup = running.cgroup ? running.cgroup.get()
+                       : running.gtest ? running.gtest->cgroup
+                                       : nullptr;
+  if (cgroup) {
+    auto pids = cgroup->processes();
     std::sort(pids.begin(), pids.end());
     pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
     return pids;
@@ -255,6 +260,9 @@ std::vector<pid_t> ProcessTestRunner::test_processes(const RunningTest& running,
 }
 
 std::vector<std::string> ProcessTestRunner::markers(const RunningTest& running) const {
+  // A gtest worker's process carries its first test's markers, and so does
+  // whatever a later test of it starts.
+  if (running.gtest && !running.gtest->markers.empty()) return running.gtest->markers;
   return {"RANKTEST_RUN_DIR=" + folder_.path().string(),
           "RANKTEST_TEST_ID=" + running.test->test->id,
           "RANKTEST_ATTEMPT=" + std::to_string(running.assignment.attempt)};

@@ -126,6 +126,16 @@ TEST_P(GtestWorkers, ALeakIsTheTestsThatLeft) {
   expect_two_workers(run);
 }
 
+// A process that left the worker's process group still carries the
+// environment markers the worker started with (its first test's), which
+// name the test that left it where no cgroup does.
+TEST_P(GtestWorkers, ALeakOutsideTheProcessGroupIsTheTestsThatLeftIt) {
+  const auto run = run_sequence("setsid-leak");
+  ASSERT_EQ(run.finished.size(), 10u) << run.run.out;
+  for (int n = 0; n < 10; ++n) EXPECT_EQ(outcome(run, n), n == 4 ? "leaked" : "passed") << n;
+  expect_two_workers(run);
+}
+
 TEST_P(GtestWorkers, AnOutOfMemoryKillIsTheRunningTests) {
   const auto run = run_sequence("oom", "30s", "max-memory = \"256MiB\"\n");
   if (run.containment.find("memory") == std::string::npos)
