@@ -50,6 +50,20 @@ std::string launcher_refusal(std::string_view output, std::size_t max_lines) {
       }
       reason.push_back(lines[i]);
     }
+    // An internal failure's detail is further down the block, as
+    // "  X failed" over "  --> Returned value ... instead of ..._SUCCESS":
+    // what failed is the part a person can search for (orte_init's first
+    // paragraph is the same whatever failed).
+    std::size_t details = 0;
+    for (std::size_t i = open + 1; i + 1 < close && details < 2; ++i) {
+      const auto trimmed = lines[i].substr(std::min(lines[i].find_first_not_of(' '), lines[i].size()));
+      if (!trimmed.starts_with("-->")) continue;
+      const auto above = lines[i - 1].substr(
+          std::min(lines[i - 1].find_first_not_of(' '), lines[i - 1].size()));
+      if (!above.empty()) reason.push_back(above);
+      reason.push_back(trimmed);
+      ++details;
+    }
     if (!reason.empty()) return joined(reason);
   }
   std::vector<std::string_view> last;

@@ -45,6 +45,20 @@ launch.
 --------------------------------------------------------------------------
 )";
 
+// An internal failure: the generic paragraph, then what failed.
+constexpr std::string_view kOrteInit = R"(--------------------------------------------------------------------------
+It looks like orte_init failed for some reason; your parallel process is
+likely to abort.  There are many reasons that a parallel process can
+fail during orte_init; some of which are due to configuration or
+environment problems.  This failure appears to be an internal failure;
+here's some additional information (which may only be relevant to an
+Open MPI developer):
+
+  opal_pmix_base_select failed
+  --> Returned value Not found (-13) instead of ORTE_SUCCESS
+--------------------------------------------------------------------------
+)";
+
 // The hint ranktest shows for `said`, as the runner looks for them.
 std::string fix_for(const std::string& said) {
   const auto& hints = config::builtin_hints();
@@ -62,6 +76,17 @@ TEST(LauncherRefusal, OpenMpisReasonNotItsAdvice) {
   // The last framed block is the refusal; what came before is not.
   EXPECT_EQ(launcher_refusal("a warning\n" + std::string(kSlots) + std::string(kAsRoot)),
             "mpirun has detected an attempt to run as root.");
+}
+
+TEST(LauncherRefusal, AnInternalFailureSaysWhatFailed) {
+  EXPECT_EQ(launcher_refusal(kOrteInit),
+            "It looks like orte_init failed for some reason; your parallel process is\n"
+            "likely to abort.  There are many reasons that a parallel process can\n"
+            "fail during orte_init; some of which are due to configuration or\n"
+            "environment problems.  This failure appears to be an internal failure;\n"
+            "here's some additional information (which may only be relevant to an\n"
+            "opal_pmix_base_select failed\n"
+            "--> Returned value Not found (-13) instead of ORTE_SUCCESS");
 }
 
 TEST(LauncherRefusal, AnythingElseIsItsLastLines) {
