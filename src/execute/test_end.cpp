@@ -133,6 +133,9 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
       // The process (and its cgroup) went on to the next test.
       worker.holder->cgroup = std::move(running.cgroup);
     }
+    // Its cgroup, still here, is removed below: no later test of the
+    // worker may look at it (test_processes).
+    if (running.cgroup && worker.cgroup == running.cgroup.get()) worker.cgroup = nullptr;
   }
   worker_finished(running);
   // Removed while the runner next waits, not before the next test starts.
