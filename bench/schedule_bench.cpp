@@ -50,6 +50,11 @@ class SimulatedRunner final : public schedule::TestRunner {
     return wakeup;
   }
   void stop_all() override {}
+  TestResult no_free_port(const select::PlannedTest&, const std::string&) override {
+    TestResult result;
+    result.outcome = Outcome::error;
+    return result;
+  }
   milliseconds now() const { return now_; }
 
  private:

@@ -91,6 +91,7 @@ struct NotStartedFacts {
     not_collected, // its framework could not collect it: `why` is its words
     refused,       // ranktest cannot judge it as its framework would: `why`
     interrupted,   // the run was interrupted while it waited to start
+    no_port,       // no port of port-range (`why`: "FIRST-LAST") was free
   } cause = Cause::cannot_start;
   std::string why;
 };

@@ -28,6 +28,13 @@ TestResult judge_not_started(const NotStartedFacts& facts) {
       result.reason = "refused";
       result.failures.push_back(FailureMessage{std::nullopt, facts.why});
       break;
+    case NotStartedFacts::Cause::no_port:
+      result.outcome = Outcome::error;
+      result.reason = fmt::format(
+          "no free port in port-range {}: other programs (or other ranktest runs) hold or listen "
+          "on every one; give port-range in ranktest.toml a range that is free",
+          facts.why);
+      break;
     case NotStartedFacts::Cause::interrupted:
       result.outcome = Outcome::interrupted;
       result.reason = "stopped because the run was interrupted (before it started)";

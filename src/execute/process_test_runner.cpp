@@ -61,6 +61,11 @@ bool ProcessTestRunner::watches_workers(const select::PlannedTest& test) {
          !test.settings->audit_children && test.settings->watch_workers;
 }
 
+TestResult ProcessTestRunner::no_free_port(const select::PlannedTest& /*test*/,
+                                           const std::string& port_range) {
+  return judge_not_started({NotStartedFacts::Cause::no_port, port_range});
+}
+
 bool ProcessTestRunner::RunningTest::all_reaped() const {
   if (phase == Phase::waiting_for_server || phase == Phase::settling) return false;
   if (!group->settled()) return false;

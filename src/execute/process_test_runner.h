@@ -84,6 +84,8 @@ class ProcessTestRunner final : public schedule::TestRunner {
       std::optional<std::chrono::steady_clock::time_point> wake_by) override;
   std::optional<int> pause_until(std::chrono::steady_clock::time_point until) override;
   void stop_all() override;
+  TestResult no_free_port(const select::PlannedTest& test,
+                          const std::string& port_range) override;
   void no_more_starts() override { no_more_starts_ = true; }
   void release_kept(std::size_t test_index) override;
   void failed_only_forked(const select::PlannedTest& test, Outcome forked) override;

@@ -32,6 +32,8 @@ class PortPool {
   PortPool(int first, int last, Claim claim, Unclaim unclaim = {}, int start = 0);
   std::optional<int> acquire();
   void release(int port);
+  // "FIRST-LAST", for messages.
+  std::string range() const { return std::to_string(first_) + "-" + std::to_string(last_); }
 
  private:
   int first_, last_;
@@ -57,6 +59,7 @@ class ResourcePool {
   void release(const Grant& grant);
 
   int total_slots() const { return total_slots_; }
+  std::string port_range() const { return ports_.range(); }
   int free_slots() const { return static_cast<int>(free_slots_.size()); }
 
  private:

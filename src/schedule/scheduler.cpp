@@ -202,9 +202,7 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
     if (!grant) {
       if (shortage == ResourcePool::Shortage::no_port && running == 0) {
         // Nothing of ours holds a port: something else has them all.
-        TestResult error;
-        error.outcome = Outcome::error;
-        error.reason = "no free port in the port range (see port-range)";
+        const auto error = runner.no_free_port(test, resources.port_range());
         observer.test_finished(test, Finished{Assignment{index, 0, {}}, error});
         test_ended(index, error.outcome);
         return true;

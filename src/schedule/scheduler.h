@@ -107,6 +107,11 @@ class TestRunner {
   // Stops every running test (SIGTERM, grace period, SIGKILL); each still
   // comes back from wait(), as `interrupted`.
   virtual void stop_all() = 0;
+  // The verdict on a test that cannot start: it needs a port, none of
+  // `port_range` is free and no test of this run holds one to give back
+  // (the runner's judge words it).
+  virtual TestResult no_free_port(const select::PlannedTest& test,
+                                  const std::string& port_range) = 0;
   // The run stops starting tests (--fail-fast): followers still to come
   // in a worker are handed back (RunnerWakeup::returned), not started.
   virtual void no_more_starts() {}

@@ -305,6 +305,12 @@ TEST(JudgeNotStarted, EachCauseHasItsOutcome) {
   EXPECT_EQ(refused.outcome, Outcome::error);
   EXPECT_EQ(refused.reason, "refused");
 
+  const auto no_port = judge_not_started({Cause::no_port, "29500-29503"});
+  EXPECT_EQ(no_port.outcome, Outcome::error);
+  EXPECT_NE(no_port.reason.find("no free port in port-range 29500-29503"), std::string::npos)
+      << no_port.reason;
+  EXPECT_NE(no_port.reason.find("port-range in ranktest.toml"), std::string::npos);
+
   const auto interrupted = judge_not_started({Cause::interrupted, {}});
   EXPECT_EQ(interrupted.outcome, Outcome::interrupted);
   EXPECT_FALSE(is_failure(interrupted.outcome));

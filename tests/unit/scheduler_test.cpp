@@ -81,6 +81,12 @@ class FakeRunner : public TestRunner {
   }
 
   void stop_all() override { stopped_ = true; }
+  TestResult no_free_port(const select::PlannedTest&, const std::string& range) override {
+    no_port_ranges_.push_back(range);
+    TestResult result;
+    result.outcome = Outcome::error;
+    return result;
+  }
   void release_kept(std::size_t test_index) override {
     released_.push_back(test_index);
     if (on_release_) on_release_(test_index);
@@ -90,6 +96,7 @@ class FakeRunner : public TestRunner {
   std::vector<std::size_t> released_;
   std::function<void(std::size_t)> on_release_;
   std::size_t max_running_ = 0;
+  std::vector<std::string> no_port_ranges_;  // what no_free_port was told
 
  private:
   const std::vector<select::PlannedTest>& plan_;
@@ -520,6 +527,8 @@ TEST(Scheduler, NoFreePortIsAnErrorNotAHang) {
   EXPECT_EQ(recorder.started, 0);
   EXPECT_EQ(recorder.outcomes["T.0"], Outcome::error);
   EXPECT_EQ(recorder.outcomes["T.1"], Outcome::error);
+  // The runner's judge words the verdict, told the range.
+  EXPECT_EQ(runner.no_port_ranges_, (std::vector<std::string>{"30000-30063", "30000-30063"}));
 }
 
 TEST(PortPool, RoundRobinAndNeverTwice) {
@@ -872,6 +881,10 @@ class GtestShares : public TestRunner {
   }
 
   void stop_all() override {}
+  TestResult no_free_port(const select::PlannedTest&, const std::string&) override {
+    ADD_FAILURE() << "every test of a share has a port";
+    return {};
+  }
   std::vector<std::vector<std::string>> shares_;
 
  private:
