@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "frameworks/framework_kind.h"
+#include "text/word_list.h"
 
 namespace ranktest::config {
 
@@ -36,12 +37,10 @@ std::string what_ranktest_looks_for() {
 }
 
 std::string command_line_paths() {
-  const auto& all = frameworks::all_frameworks();
-  std::string text;
-  for (std::size_t i = 0; i < all.size(); ++i)
-    text += fmt::format("{}{}", i == 0 ? "" : i + 1 == all.size() ? ", or " : ", ",
-                        all[i]->command_line_path());
-  return text;
+  std::vector<std::string> paths;
+  for (const auto* framework : frameworks::all_frameworks())
+    paths.emplace_back(framework->command_line_path());
+  return text::word_list(paths, ", or ");
 }
 
 }  // namespace ranktest::config

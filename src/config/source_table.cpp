@@ -6,18 +6,17 @@
 
 #include "config/config_tables.h"
 #include "frameworks/framework_kind.h"
+#include "text/word_list.h"
 
 namespace ranktest::config {
 namespace {
 
 // "\"gtest\", \"pytest\" or \"ctest\"": what `kind` may be.
 std::string quoted_choices() {
-  const auto& all = frameworks::all_frameworks();
-  std::string text;
-  for (std::size_t i = 0; i < all.size(); ++i)
-    text += fmt::format("{}\"{}\"", i == 0 ? "" : i + 1 == all.size() ? " or " : ", ",
-                        all[i]->name());
-  return text;
+  std::vector<std::string> names;
+  for (const auto* framework : frameworks::all_frameworks())
+    names.push_back(fmt::format("\"{}\"", framework->name()));
+  return text::word_list(names);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "config/byte_size.h"
+#include "text/word_list.h"
 
 namespace ranktest::config {
 namespace {
@@ -212,11 +213,10 @@ Expected<Launcher> TableReader::launcher(const toml::node& node) const {
   const auto name = node.value<std::string>();
   if (node.is_string())
     if (const auto launcher = launchers::launcher_named(*name)) return *launcher;
-  std::string names = "\"local\"";
-  const auto& kinds = launchers::launcher_kinds();
-  for (std::size_t i = 0; i < kinds.size(); ++i)
-    names += fmt::format("{}\"{}\"", i + 1 == kinds.size() ? " or " : ", ", kinds[i]->name());
-  return wrong_type("launcher", node, names);
+  std::vector<std::string> names{"\"local\""};
+  for (const auto* kind : launchers::launcher_kinds())
+    names.push_back(fmt::format("\"{}\"", kind->name()));
+  return wrong_type("launcher", node, text::word_list(names));
 }
 
 Expected<std::vector<std::string>> TableReader::strings(std::string_view key,

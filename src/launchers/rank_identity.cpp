@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "launchers/host_lists.h"
+#include "text/word_list.h"
 
 namespace ranktest::launchers {
 namespace {
@@ -63,15 +64,13 @@ Expected<RankIdentity> rank_identity(const EnvironmentLookup& lookup) {
   for (const auto* value : {&rank, &world, &local_rank})
     if (!*value) return value->error();
   if (!rank->has_value() || !world->has_value()) {
-    std::string launchers;
-    const auto& kinds = launcher_kinds();
-    for (std::size_t i = 0; i < kinds.size(); ++i)
-      launchers += fmt::format("{}{}", i == 0 ? "" : i + 1 == kinds.size() ? " or " : ", ",
-                               kinds[i]->default_command());
+    std::vector<std::string> launchers;
+    for (const auto* kind : launcher_kinds()) launchers.emplace_back(kind->default_command());
     return Error{fmt::format(
         "not started by a launcher: none of {} (with {}) is set; ranktest-rank is started by "
         "{} for ranktest, not by hand",
-        names_of(&IdentityVariables::rank), names_of(&IdentityVariables::world), launchers)};
+        names_of(&IdentityVariables::rank), names_of(&IdentityVariables::world),
+        text::word_list(launchers))};
   }
   identity.rank = **rank;
   identity.world = **world;
