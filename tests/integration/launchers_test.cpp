@@ -147,9 +147,11 @@ void expect_the_outcomes_of_local_ranks(const Invocation& run, bool launched) {
   EXPECT_EQ(skips["outcome"], "timed-out") << skips.dump(2);
   ASSERT_EQ(skips["stacks"].size(), 2u) << skips.dump(2);
   EXPECT_NE(skips["stacks"][0]["summary"].get<std::string>().find("all_reduce"),
-            std::string::npos);
+            std::string::npos)
+      << skips["stacks"].dump(2);
   EXPECT_NE(skips["stacks"][1]["summary"].get<std::string>().find("barrier"),
-            std::string::npos);
+            std::string::npos)
+      << skips["stacks"].dump(2);
 
   // `sleep 300 &`: left running in the test's process group.
   const auto& leak = result("fixture_leaks::Leaks.BackgroundJobWarnedOnly");
