@@ -34,6 +34,7 @@
 #include "process/descriptor.h"
 #include "process/network_namespace.h"
 #include "process/process_exit_watch.h"
+#include "process/process_scan.h"
 #include "process/signal_watch.h"
 #include "process/test_cgroup.h"
 #include "schedule/scheduler.h"
@@ -357,6 +358,8 @@ class ProcessTestRunner final : public schedule::TestRunner {
   void poll_begins(Clock::time_point now);
   void note_leftovers(RunningTest& running) const;
   bool leftover_ended(pid_t pid, const ProcessExit& exit);
+  void orphan_of_ended_test(pid_t pid, const ProcessExit& exit,
+                            const process::ZombieEntry& zombie);
   static bool watches_workers(const select::PlannedTest& test);
   bool audits_let_go(const RunningTest& running) const;
   std::vector<std::string> markers(const RunningTest& running) const;

@@ -3,9 +3,11 @@
 // an orphan a test left behind (this runner is their subreaper). Every
 // ended child is reaped here without blocking, then handed to its owner.
 #include <algorithm>
+#include <map>
 
 #include "execute/process_test_runner.h"
 #include "process/child_process.h"
+#include "process/process_scan.h"
 
 namespace ranktest::execute {
 
@@ -37,18 +39,31 @@ void ProcessTestRunner::reap() {
   poll_forks(Clock::now());
   poll_workers(Clock::now());
   poll_gtest_workers(Clock::now());
+  // Orphans as /proc shows them before they are reaped: one that ended
+  // before its test's last rank was seen to end is found by no scan, only
+  // by its process group (orphan_of_ended_test).
+  std::map<pid_t, process::ZombieEntry> orphans;
   const auto exits = process::reap_exited_children([&](pid_t pid) {
     // The test is over once its last rank is: end whatever its processes
     // left behind while the group id is still held by this zombie.
     if (const auto [test, process] = group_process(pid); test)
       return end_left_behind(*test, *process);
     const Owner found = owner(pid);
-    if (!found.test) return;
+    if (!found.test) {
+      if (auto seen = process::zombie(pid)) orphans.emplace(pid, std::move(*seen));
+      return;
+    }
     const auto left = std::count_if(found.test->ranks.begin(), found.test->ranks.end(),
                                     [](const Rank& r) { return !r.child.exit(); });
     if (left == 1) end_left_behind(*found.test, found.rank->child);
   });
   const auto now = Clock::now();
+  struct Unclaimed {
+    pid_t pid;
+    ProcessExit exit;
+    const process::ZombieEntry* zombie;
+  };
+  std::vector<Unclaimed> unclaimed;
   for (const auto& [pid, exit] : exits) {
     if (Dumper* d = dumper(pid)) {
       d->child.mark_reaped(exit);
@@ -68,7 +83,9 @@ void ProcessTestRunner::reap() {
     }
     const Owner found = owner(pid);
     if (!found.test) {
-      leftover_ended(pid, exit);
+      if (!leftover_ended(pid, exit))
+        if (const auto seen = orphans.find(pid); seen != orphans.end())
+          unclaimed.push_back({pid, exit, &seen->second});
       // Maybe a forked test whose adoption is still to come (see started_rank()).
       if (orphan_exits_.size() > 10000) orphan_exits_.clear();
       orphan_exits_[pid] = exit;
@@ -79,6 +96,9 @@ void ProcessTestRunner::reap() {
     if (found.test->gtest && found.test->gtest->holder == found.test) gtest_worker_exited(*found.test);
     rank_ended(*found.test, *found.rank, now);
   }
+  // After every rank of this pass is marked ended, in whatever order the
+  // kernel handed the zombies over.
+  for (const auto& orphan : unclaimed) orphan_of_ended_test(orphan.pid, orphan.exit, *orphan.zombie);
   for (auto it = running_.begin(); it != running_.end();) {
     if ((*it)->all_reaped()) {
       finished_.push_back(finish(**it));

@@ -239,6 +239,34 @@ bool ProcessTestRunner::leftover_ended(pid_t pid, const ProcessExit& exit) {
   return false;
 }
 
+// An orphan that ended before this runner saw its test's last rank end
+// (both reaped in one pass: Lightning's rank 1 raising the moment after it
+// SIGKILLed rank 0, on a busy machine) was running when no scan could find
+// it. Its zombie's process group says whose it was; it is named by its
+// command name, its command line having gone with its memory. Where the
+// kernel's process events watch the rank, they report it, with its command
+// line (finish()).
+void ProcessTestRunner::orphan_of_ended_test(pid_t pid, const ProcessExit& exit,
+                                             const process::ZombieEntry& zombie) {
+  for (auto& running : running_) {
+    const auto in_group = [&](const Rank& rank) {
+      return rank.child.process_group() == zombie.group && !rank.watched;
+    };
+    const auto ended = [](const Rank& rank) { return rank.child.exit().has_value(); };
+    if (running->ranks.empty() || !std::any_of(running->ranks.begin(), running->ranks.end(), in_group) ||
+        !std::all_of(running->ranks.begin(), running->ranks.end(), ended))
+      continue;
+    AuditedChild child;
+    child.pid = pid;
+    child.command = zombie.name;
+    if (exit.signaled) child.signal = exit.signal;
+    else child.exit_code = exit.code;
+    if (ended_badly(child) && running->ended_after.size() < 16)
+      running->ended_after.push_back(std::move(child));
+    return;
+  }
+}
+
 // With a cgroup, its members are the test's processes: nothing the test
 // starts can leave it (short of a root process writing itself into another
 // cgroup, whose exit the subreaper still sees). Without one, every process

@@ -139,6 +139,20 @@ std::vector<ProcessEntry> live_processes() {
   return processes;
 }
 
+std::optional<ZombieEntry> zombie(pid_t pid) {
+  const std::string stat = read_proc_file("/proc/" + std::to_string(pid) + "/stat");
+  const auto open = stat.find('(');
+  const auto close = stat.rfind(')');
+  char state = 0;
+  pid_t parent = 0;
+  ZombieEntry entry;
+  if (open == std::string::npos || close == std::string::npos || close < open ||
+      !read_state(std::to_string(pid), state, parent, entry.group) || state != 'Z')
+    return std::nullopt;
+  entry.name = stat.substr(open + 1, close - open - 1);
+  return entry;
+}
+
 std::vector<pid_t> find_test_processes(pid_t group, const std::vector<std::string>& markers) {
   std::vector<pid_t> found;
   const pid_t self = getpid();

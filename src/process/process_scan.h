@@ -29,6 +29,15 @@ struct ProcessEntry {
 // Every live (not zombie) process of the machine other than this one.
 std::vector<ProcessEntry> live_processes();
 
+// What /proc still tells of an ended, unreaped process (a zombie): its
+// process group and its command name (the kernel's 15-character comm; its
+// command line is gone with its memory). nullopt when `pid` is not a zombie.
+struct ZombieEntry {
+  pid_t group = 0;
+  std::string name;
+};
+std::optional<ZombieEntry> zombie(pid_t pid);
+
 // Every live (not zombie) process other than this one that is in process
 // group `group`, or whose initial environment holds every entry of
 // `markers` ("NAME=value"). The environment catches processes that left the
