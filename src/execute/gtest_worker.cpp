@@ -27,6 +27,7 @@
 
 #include <fmt/format.h>
 
+#include "execute/local_ranks.h"
 #include "execute/output_limit.h"
 #include "execute/process_test_runner.h"
 #include "frameworks/framework_kind.h"
@@ -77,6 +78,54 @@ std::string read_range(const std::filesystem::path& path, std::uintmax_t from, s
 }
 
 }  // namespace
+
+// A test a gtest worker runs: the worker's process is its rank from its
+// TestStart to the next test's. The worker's log, cgroup and markers are
+// its first test's, held by whichever test holds the process; the share's
+// tests not started go back when the holder's process ends or it is judged.
+class ProcessTestRunner::GtestWorkerRanks final : public LocalRanks {
+ public:
+  using LocalRanks::LocalRanks;
+
+  bool limit_shared_output(std::uintmax_t max_output) override {
+    const auto& worker = *running_.gtest;
+    return worker.holder == &running_ && release_middle(worker.log, max_output, worker.slice_from);
+  }
+  // A later test may hold the process before the test before it was judged
+  // and handed the cgroup on.
+  const process::TestCgroup* cgroup() const override {
+    return running_.cgroup ? running_.cgroup.get() : running_.gtest->cgroup;
+  }
+  std::vector<std::string> inherited_markers() const override { return running_.gtest->markers; }
+  void rank_reaped() override {
+    if (running_.gtest->holder == &running_) runner_.gtest_worker_exited(running_);
+  }
+  std::optional<std::string> starting() const override {
+    return "in the binary's static initialisation (or the tests run before it)";
+  }
+  std::vector<std::string> ran_before() const override {
+    const auto& ran = running_.gtest->ran;
+    return {ran.begin(), ran.begin() + static_cast<std::ptrdiff_t>(running_.ran_in_worker)};
+  }
+  void judged() override {
+    auto& worker = *running_.gtest;
+    if (worker.holder == &running_) {
+      runner_.hand_back_followers(running_, false);
+      worker.holder = nullptr;
+    } else if (worker.holder && !worker.holder->cgroup) {
+      // The process (and its cgroup) went on to the next test.
+      worker.holder->cgroup = std::move(running_.cgroup);
+    }
+    // Its cgroup, if still here, is removed after: no later test of the
+    // worker may look at it (test_processes).
+    if (running_.cgroup && worker.cgroup == running_.cgroup.get()) worker.cgroup = nullptr;
+  }
+};
+
+std::unique_ptr<ProcessTestRunner::RankGroup> ProcessTestRunner::gtest_worker_ranks(
+    RunningTest& running) {
+  return std::make_unique<GtestWorkerRanks>(*this, running);
+}
 
 bool ProcessTestRunner::runs_in_gtest_worker(const RunningTest& running) const {
   const auto& source = *running.test->test->source;
@@ -140,6 +189,7 @@ bool ProcessTestRunner::prepare_gtest_worker(RunningTest& running,
   worker->queue = std::move(followers);
   worker->holder = &running;
   running.gtest = std::move(worker);
+  running.group = gtest_worker_ranks(running);
   // Until its own TestStart, the lead is bounded as a starting process.
   running.began = false;
   return true;
@@ -325,6 +375,7 @@ void ProcessTestRunner::gtest_test_ended(RunningTest& holder, const std::string&
     worker.ran.push_back(holder.test->test->id);
     successor->ran_in_worker = worker.ran.size();
     successor->gtest = holder.gtest;
+    successor->group = gtest_worker_ranks(*successor);
     successor->forked = holder.forked;
     successor->spawned = 1;
     successor->started = now;

@@ -10,6 +10,7 @@
 #include <cstdlib>
 
 #include "execute/enrichment.h"
+#include "execute/local_ranks.h"
 #include "execute/process_test_runner.h"
 #include "execute/stack_dump.h"
 #include "process/process_scan.h"
@@ -23,23 +24,9 @@ constexpr auto kPythonStackTime = std::chrono::milliseconds(200);
 
 }  // namespace
 
-class ProcessTestRunner::LocalRanks final : public RankGroup {
- public:
-  using RankGroup::RankGroup;
-
-  const process::ChildProcess* leader() const override {
-    for (const auto& rank : running_.ranks)
-      if (rank.child.is_ours() && !rank.child.exit()) return &rank.child;
-    return nullptr;
-  }
-  std::optional<PhaseClock::duration> ask_for_stacks() override;
-  bool start_stack_dumps() override;
-  bool stacks_taken() const override {
-    return std::all_of(running_.dumpers.begin(), running_.dumpers.end(),
-                       [](const Dumper& d) { return d.child.exit(); });
-  }
-  void stop() override { runner_.signal_test(running_, SIGTERM); }
-};
+const process::TestCgroup* ProcessTestRunner::RankGroup::cgroup() const {
+  return running_.cgroup.get();
+}
 
 std::unique_ptr<ProcessTestRunner::RankGroup> ProcessTestRunner::local_ranks(
     RunningTest& running) {

@@ -322,6 +322,7 @@ bool ProcessTestRunner::spawn_from(RunningTest& running) {
         fork.worker_requests.clear();  // forked alone, as isolation = "test"
         fork.worker_replies.clear();
         running.worker.reset();
+        running.group = local_ranks(running);
       }
       if (auto sent = server->send_fork(fork)) {
         running.fork_sent = true;
@@ -369,7 +370,7 @@ void ProcessTestRunner::started_rank(RunningTest& running, Rank& slot,
     slot.child.mark_reaped(early->second);
     orphan_exits_.erase(early);
     slot.ended = Clock::now();
-    if (running.gtest && running.gtest->holder == &running) gtest_worker_exited(running);
+    running.group->rank_reaped();
     rank_ended(running, slot, slot.ended);
   }
 }

@@ -206,13 +206,36 @@ class ProcessTestRunner final : public schedule::TestRunner {
     // Stacks taken elsewhere than by the runner's own debuggers.
     virtual void add_stacks(TestResult& /*result*/) const {}
 
+    // Where the ranks' process is a worker's, running test after test
+    // (WorkerRanks, worker_pool.cpp; GtestWorkerRanks, gtest_worker.cpp),
+    // these differ from a test's own processes:
+    // A log other than its ranks' own held to max-output: whether it grows.
+    virtual bool limit_shared_output(std::uintmax_t /*max_output*/) { return false; }
+    // The cgroup its processes run in; nullptr: none.
+    virtual const process::TestCgroup* cgroup() const;
+    // The environment markers its processes carry, where not the test's own.
+    virtual std::vector<std::string> inherited_markers() const { return {}; }
+    // A rank of it was reaped.
+    virtual void rank_reaped() {}
+    // What its process does before the test begins (a start timeout's
+    // words); nullopt: the framework's.
+    virtual std::optional<std::string> starting() const { return std::nullopt; }
+    // The tests its process ran before this one, in order.
+    virtual std::vector<std::string> ran_before() const { return {}; }
+    // The test was judged: what the process holds goes on or ends.
+    virtual void judged() {}
+
    protected:
     ProcessTestRunner& runner_;
     RunningTest& running_;
   };
   class LocalRanks;
   class LaunchedRanks;
+  class WorkerRanks;
+  class GtestWorkerRanks;
   std::unique_ptr<RankGroup> local_ranks(RunningTest& running);
+  std::unique_ptr<RankGroup> worker_ranks(RunningTest& running);
+  std::unique_ptr<RankGroup> gtest_worker_ranks(RunningTest& running);
 
   // isolation = "worker" for gtest: one process of a binary (forked from its
   // fork server, or fresh) runs a share of its tests through GoogleTest's

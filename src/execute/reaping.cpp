@@ -93,7 +93,7 @@ void ProcessTestRunner::reap() {
     }
     found.rank->child.mark_reaped(exit);
     found.rank->ended = now;
-    if (found.test->gtest && found.test->gtest->holder == found.test) gtest_worker_exited(*found.test);
+    found.test->group->rank_reaped();
     rank_ended(*found.test, *found.rank, now);
   }
   // After every rank of this pass is marked ended, in whatever order the

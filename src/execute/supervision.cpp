@@ -143,10 +143,7 @@ void ProcessTestRunner::enforce_deadlines(Clock::time_point now) {
           growing |= release_middle(rank.log_path, options_.max_output);
     // A gtest worker writes its own log; the running test's part of it is
     // held to the limit the same way.
-    for (auto& running : running_)
-      if (running->gtest && running->gtest->holder == running.get())
-        growing |= release_middle(running->gtest->log, options_.max_output,
-                                  running->gtest->slice_from);
+    for (auto& running : running_) growing |= running->group->limit_shared_output(options_.max_output);
     next_output_check_ = now + (growing ? std::chrono::milliseconds(10)
                                         : std::chrono::milliseconds(100));
   }
@@ -273,12 +270,7 @@ void ProcessTestRunner::orphan_of_ended_test(pid_t pid, const ProcessExit& exit,
 // of the machine is scanned for the test's group and environment markers.
 std::vector<pid_t> ProcessTestRunner::test_processes(const RunningTest& running,
                                                      pid_t group) const {
-  // A gtest worker's later test may hold the process before the test
-  // before it was judged and handed the cgroup on.
-  const auto* cgroup = running.cgroup ? running.cgroup.get()
-                       : running.gtest ? running.gtest->cgroup
-                                       : nullptr;
-  if (cgroup) {
+  if (const auto* cgroup = running.group->cgroup()) {
     auto pids = cgroup->processes();
     std::sort(pids.begin(), pids.end());
     pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
@@ -288,9 +280,9 @@ std::vector<pid_t> ProcessTestRunner::test_processes(const RunningTest& running,
 }
 
 std::vector<std::string> ProcessTestRunner::markers(const RunningTest& running) const {
-  // A gtest worker's process carries its first test's markers, and so does
+  // A worker's process carries its first test's markers, and so does
   // whatever a later test of it starts.
-  if (running.gtest && !running.gtest->markers.empty()) return running.gtest->markers;
+  if (auto inherited = running.group->inherited_markers(); !inherited.empty()) return inherited;
   return {"RANKTEST_RUN_DIR=" + folder_.path().string(),
           "RANKTEST_TEST_ID=" + running.test->test->id,
           "RANKTEST_ATTEMPT=" + std::to_string(running.assignment.attempt)};

@@ -74,8 +74,7 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
   if (running.timed_out && !running.began)
     facts.timed_out_starting = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::max(settings.start_timeout, settings.timeout));
-  if (running.gtest)
-    facts.starting = "in the binary's static initialisation (or the tests run before it)";
+  if (auto starting = running.group->starting()) facts.starting = std::move(*starting);
   facts.interrupted = running.interrupted;
   facts.left_behind = running.left_behind;
   facts.leak_is_failure = settings.leak_is_failure;
@@ -121,23 +120,8 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
   // A worker whose cgroup saw an OOM kill would carry it into its next
   // test's verdict: it ends here.
   if (facts.usage && facts.usage->oom_kills > 0) running.worker_goes_on = false;
-  std::vector<std::string> ran_before;
-  if (running.worker) ran_before = running.worker->ran;
-  if (running.gtest) {
-    auto& worker = *running.gtest;
-    ran_before.assign(worker.ran.begin(), worker.ran.begin() + static_cast<std::ptrdiff_t>(running.ran_in_worker));
-    if (worker.holder == &running) {
-      hand_back_followers(running, false);
-      worker.holder = nullptr;
-    } else if (worker.holder && !worker.holder->cgroup) {
-      // The process (and its cgroup) went on to the next test.
-      worker.holder->cgroup = std::move(running.cgroup);
-    }
-    // Its cgroup, still here, is removed below: no later test of the
-    // worker may look at it (test_processes).
-    if (running.cgroup && worker.cgroup == running.cgroup.get()) worker.cgroup = nullptr;
-  }
-  worker_finished(running);
+  auto ran_before = running.group->ran_before();
+  running.group->judged();
   // Removed while the runner next waits, not before the next test starts.
   if (options_.cgroups && running.cgroup)
     options_.cgroups->remove_later(std::move(running.cgroup));

@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "execute/local_ranks.h"
 #include "execute/process_test_runner.h"
 #include "frameworks/framework_adapter.h"
 #include "frameworks/framework_kind.h"
@@ -95,9 +96,27 @@ bool ProcessTestRunner::start_in_idle_worker(RunningTest& running) {
   auto child = std::move(worker->child);
   worker->child = process::ChildProcess::elsewhere();
   running.worker = std::move(worker);
+  running.group = worker_ranks(running);
   started_rank(running, slot, std::move(child));
   running.spawned = 1;
   return true;
+}
+
+// A test a worker runs: the worker's process is its rank; the tests it ran
+// before are the worker's, and at the test's judging the worker goes on
+// (idle, for the next test of its server) or ends (worker_finished).
+class ProcessTestRunner::WorkerRanks final : public LocalRanks {
+ public:
+  using LocalRanks::LocalRanks;
+  std::vector<std::string> ran_before() const override {
+    return running_.worker ? running_.worker->ran : std::vector<std::string>{};
+  }
+  void judged() override { runner_.worker_finished(running_); }
+};
+
+std::unique_ptr<ProcessTestRunner::RankGroup> ProcessTestRunner::worker_ranks(
+    RunningTest& running) {
+  return std::make_unique<WorkerRanks>(*this, running);
 }
 
 // A test that needs a new worker asks its fork server for one: two FIFOs
@@ -122,6 +141,7 @@ bool ProcessTestRunner::prepare_worker(RunningTest& running, ForkRequest& fork) 
   worker->requests = ::open(fork.worker_requests.c_str(), O_RDWR | O_CLOEXEC);
   if (worker->replies < 0 || worker->requests < 0) return false;
   running.worker = std::move(worker);
+  running.group = worker_ranks(running);
   return true;
 }
 
