@@ -1,4 +1,4 @@
-// The one list of frameworks: the only place that names them all.
+// The registry of frameworks: what frameworks/framework_list.h lists.
 #include <fmt/format.h>
 
 #include "frameworks/framework_adapter.h"
@@ -7,13 +7,16 @@
 namespace ranktest::frameworks {
 
 // Each defined in its room (frameworks/NAME/NAME_kind.cpp).
-const FrameworkKind& gtest_framework();
-const FrameworkKind& pytest_framework();
-const FrameworkKind& ctest_framework();
+#define RANKTEST_FRAMEWORK(name) const FrameworkKind& name##_framework();
+#include "frameworks/framework_list.h"
+#undef RANKTEST_FRAMEWORK
 
 const std::vector<const FrameworkKind*>& all_frameworks() {
   static const std::vector<const FrameworkKind*> frameworks{
-      &gtest_framework(), &pytest_framework(), &ctest_framework()};
+#define RANKTEST_FRAMEWORK(name) &name##_framework(),
+#include "frameworks/framework_list.h"
+#undef RANKTEST_FRAMEWORK
+  };
   return frameworks;
 }
 

@@ -109,8 +109,9 @@ std::optional<Launcher> launcher_named(std::string_view name);
 // Each launcher's table with its defaults, by launcher.
 std::map<Launcher, LauncherConfig> default_launcher_configs();
 
-// Kinds (registry.cpp).
-const LauncherKind& mpirun_kind();
-const LauncherKind& slurm_kind();
+// Kinds, each defined in launchers/NAME.cpp.
+#define RANKTEST_LAUNCHER(name) const LauncherKind& name##_kind();
+#include "launchers/launcher_list.h"
+#undef RANKTEST_LAUNCHER
 
 }  // namespace ranktest::launchers

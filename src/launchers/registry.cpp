@@ -1,10 +1,14 @@
-// The one list of launchers (launcher_kind.h): one line per launcher.
+// The registry of launchers: what launchers/launcher_list.h lists.
 #include "launchers/launcher_kind.h"
 
 namespace ranktest::launchers {
 
 const std::vector<const LauncherKind*>& launcher_kinds() {
-  static const std::vector<const LauncherKind*> kinds{&mpirun_kind(), &slurm_kind()};
+  static const std::vector<const LauncherKind*> kinds{
+#define RANKTEST_LAUNCHER(name) &name##_kind(),
+#include "launchers/launcher_list.h"
+#undef RANKTEST_LAUNCHER
+  };
   return kinds;
 }
 

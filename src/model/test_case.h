@@ -13,12 +13,23 @@
 namespace ranktest {
 
 // Which framework a test is of: one value per room in src/frameworks/, whose
-// FrameworkKind (frameworks/framework_kind.h) gives its name and rules.
-enum class SuiteKind { gtest, pytest, ctest };
+// FrameworkKind (frameworks/framework_kind.h) gives its name and rules;
+// the list is frameworks/framework_list.h.
+enum class SuiteKind : unsigned char {
+#define RANKTEST_FRAMEWORK(name) name,
+#include "frameworks/framework_list.h"
+#undef RANKTEST_FRAMEWORK
+};
 
 // What starts a test's ranks (docs/launchers.md): ranktest itself, on
-// this machine; OpenMPI's mpirun; or a Slurm job step (srun).
-enum class Launcher : unsigned char { local, mpirun, slurm };
+// this machine, or one of launchers/launcher_list.h (OpenMPI's mpirun, a
+// Slurm job step).
+enum class Launcher : unsigned char {
+  local,
+#define RANKTEST_LAUNCHER(name) name,
+#include "launchers/launcher_list.h"
+#undef RANKTEST_LAUNCHER
+};
 
 // The network a test's ranks see: the machine's own, or a namespace of the
 // test's own with only a loopback interface (network = "isolated").
