@@ -198,6 +198,8 @@ RankResult judge_rank(const RankFacts& facts) {
   result.failed_at = facts.reading.failed_at;
   if (result.outcome == Outcome::timed_out)
     result.reason = fmt::format("after {}", config::format_duration(facts.timeout));
+  if (result.outcome == Outcome::crashed && !facts.ended_by_launcher.empty())
+    result.reason = killed_without_exit_record(facts.ended_by_launcher);
   if ((result.outcome == Outcome::passed || result.outcome == Outcome::xpassed) &&
       facts.audited) {
     std::vector<const AuditedChild*> failed;
@@ -260,6 +262,12 @@ TestResult judge_test(const TestFacts& facts) {
   explain_crash(result, facts);
   judge_cgroup(result, facts);
   flag_failed_workers(result, facts);
+  if (!facts.kept_for_fixtures.empty() && result.reason.empty())
+    result.reason = fmt::format(
+        "kept {} process{} running for its fixture{} until the tests that need {} end (pid {})",
+        facts.kept_for_fixtures.size(), facts.kept_for_fixtures.size() == 1 ? "" : "es",
+        facts.fixtures == 1 ? "" : "s", facts.fixtures == 1 ? "it" : "them",
+        fmt::join(facts.kept_for_fixtures, ", "));
   return result;
 }
 

@@ -33,6 +33,10 @@ struct RankFacts {
   // when it was not audited.
   std::optional<std::vector<AuditedChild>> audited;
   std::chrono::milliseconds timeout{0};  // the test's, for the reason
+  // A launcher's rank that ended with no exit record of its own: the
+  // launcher's command name ("mpirun", "srun"), which (or whose node) ended
+  // its ranktest-rank; the kill it is reaped as is no crash of its code.
+  std::string ended_by_launcher;
 };
 
 // A rank's outcome: its framework's reading, unless a child it started
@@ -74,6 +78,10 @@ struct TestFacts {
   // SIGKILLs rank 0 and then exits 1; or a failure a pass never waited for.
   std::vector<AuditedChild> ended_after;
   bool leak_is_failure = true;
+  // A fixture setup's processes, kept running (in its cgroup) for the
+  // `fixtures` it sets up until their tests end: no leak.
+  std::vector<pid_t> kept_for_fixtures;
+  std::size_t fixtures = 0;
   // The test's cgroup at its end; nullopt where it had none.
   std::optional<process::CgroupUsage> usage;
   std::optional<std::uint64_t> max_memory;

@@ -159,9 +159,8 @@ void ProcessTestRunner::LaunchedRanks::own_process_ended(Clock::time_point now) 
       killed.signal = SIGKILL;
       rank.child.mark_reaped(killed);
       rank.stopped = rank.stopped || running.first_failed.has_value();
+      rank.ended_by_launcher = name;
       runner_.rank_ended(running, rank, now);
-      if (rank.result->outcome == Outcome::crashed)
-        rank.result->reason = killed_without_exit_record(name);
       continue;
     }
     const bool root_cause = !running.first_failed && !running.timed_out && !running.interrupted;

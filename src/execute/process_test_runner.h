@@ -126,6 +126,8 @@ class ProcessTestRunner final : public schedule::TestRunner {
     // Started by a launcher: the test's pid on its node, once ranktest-rank
     // said it started; what it left running there.
     int remote_pid = 0;
+    // Reaped as killed by the launcher, with no exit record (judge.h).
+    std::string ended_by_launcher{};
     std::vector<int> remote_left_behind{};
     // The fork server whose teardown this rank's full exit probes; empty
     // for every other rank.

@@ -55,7 +55,8 @@ void ProcessTestRunner::rank_ended(RunningTest& running, Rank& rank, Clock::time
       .duration = std::chrono::duration_cast<std::chrono::milliseconds>(rank.ended - running.started),
       .log_path = rank.log_path.string(),
       .audited = rank.audited,
-      .timeout = running.test->settings->timeout});
+      .timeout = running.test->settings->timeout,
+      .ended_by_launcher = rank.ended_by_launcher});
   if (!rank.exit_probe_of.empty()) judge_exit_probe(running, rank, report);
   if (running.first_failed || running.timed_out || running.interrupted) return;
   if (!is_failure(rank.result->outcome)) return;

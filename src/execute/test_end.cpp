@@ -78,6 +78,8 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
   facts.interrupted = running.interrupted;
   facts.left_behind = running.left_behind;
   facts.leak_is_failure = settings.leak_is_failure;
+  facts.kept_for_fixtures = running.kept;
+  facts.fixtures = running.test->test->detail().fixtures_setup.size();
   if (running.cgroup) facts.usage = running.cgroup->usage();
   facts.max_memory = settings.max_memory;
   facts.max_processes = settings.max_processes;
@@ -103,13 +105,6 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
   if (!running.kept.empty()) {
     // A fixture setup's server: it lives, in its cgroup, until the
     // fixture's tests end.
-    if (result.reason.empty())
-      result.reason = fmt::format("kept {} process{} running for its fixture{} until the tests "
-                                  "that need {} end (pid {})",
-                                  running.kept.size(), running.kept.size() == 1 ? "" : "es",
-                                  running.test->test->detail().fixtures_setup.size() == 1 ? "" : "s",
-                                  running.test->test->detail().fixtures_setup.size() == 1 ? "it" : "them",
-                                  fmt::join(running.kept, ", "));
     // A retried setup's earlier attempt ends what it kept first.
     if (const auto earlier = kept_.find(running.assignment.test_index); earlier != kept_.end())
       end_kept(earlier->second);

@@ -78,6 +78,20 @@ TEST(JudgeRank, ATimedOutRankSaysAfterWhichTimeout) {
   EXPECT_EQ(result.reason, "after 1m30s");
 }
 
+// A launcher's rank reaped as SIGKILLed with no exit record of its own:
+// the launcher (or its node) ended it, which the reason says; a rank that
+// said how it ended keeps its own reading.
+TEST(JudgeRank, ALaunchersRankWithNoExitRecordSaysTheLauncherEndedIt) {
+  auto facts = reading_of(Outcome::crashed, "SIGKILL");
+  facts.ended_by_launcher = "srun";
+  const auto result = judge_rank(facts);
+  EXPECT_EQ(result.outcome, Outcome::crashed);
+  EXPECT_EQ(result.reason, "killed without an exit record (srun or its node ended ranktest-rank)");
+  auto stopped = reading_of(Outcome::interrupted, "stopped");
+  stopped.ended_by_launcher = "srun";
+  EXPECT_EQ(judge_rank(stopped).reason, "stopped");
+}
+
 TEST(JudgeRank, APassWhoseChildFailedIsChildFailed) {
   auto facts = reading_of(Outcome::passed);
   facts.audited = std::vector<AuditedChild>{child(7, 0), child(8, 17), child(9, std::nullopt, SIGSEGV)};
@@ -142,6 +156,19 @@ TEST(JudgeTest, RanksStoppedAfterAFailureAreNotRootCauses) {
   EXPECT_EQ(result.outcome, Outcome::failed);
   EXPECT_EQ(result.ranks[1].outcome, Outcome::interrupted);
   EXPECT_EQ(result.ranks[1].reason, "stopped after rank 0 failed");
+}
+
+// A fixture setup's server kept for its fixtures' tests is no leak; the
+// reason says what was kept and until when.
+TEST(JudgeTest, WhatAFixtureSetupKeepsRunningIsSaidNotALeak) {
+  auto facts = facts_of({rank(0, Outcome::passed)});
+  facts.kept_for_fixtures = {41, 42};
+  facts.fixtures = 1;
+  const auto result = judge_test(facts);
+  EXPECT_EQ(result.outcome, Outcome::passed);
+  EXPECT_EQ(result.reason,
+            "kept 2 processes running for its fixture until the tests that need it end "
+            "(pid 41, 42)");
 }
 
 TEST(JudgeTest, ATimeoutWithoutAFailureIsTimedOut) {
