@@ -28,6 +28,7 @@ if [ "${1:-all}" != demo ]; then
     bc                      # bench/ scripts compute their ratios with it
     openmpi-bin             # launcher = "mpirun": the tests start ranks with mpirun
     slurm-wlm munge         # launcher = "slurm": the tests start a single-node cluster
+    iproute2 util-linux     # ... and a simulated one of several nodes (ip netns, nsenter, unshare)
     python3-numpy python3-hypothesis  # the conformance check runs numpy's own tests
     libtorch-test           # the conformance check runs torch's ATen/c10 test binaries
   )

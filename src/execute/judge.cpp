@@ -242,11 +242,19 @@ TestResult judge_test(const TestFacts& facts) {
   if (root_cause) result.root_cause_rank = *root_cause;
   const auto& lead = result.ranks[static_cast<std::size_t>(root_cause.value_or(0))];
   const bool many = result.ranks.size() > 1;
+  // Across nodes, the root cause's node too: where to look for its logs.
+  std::string where;
+  if (root_cause) {
+    const auto& node = facts.ranks[static_cast<std::size_t>(*root_cause)].node;
+    const bool several = std::any_of(facts.ranks.begin(), facts.ranks.end(),
+                                     [&](const EndedRank& r) { return r.node != node; });
+    if (!node.empty() && several) where = " on " + node;
+  }
   result.reason = lead.reason;
   if (many && root_cause && !result.reason.empty())
-    result.reason = fmt::format("rank {}: {}", *root_cause, result.reason);
+    result.reason = fmt::format("rank {}{}: {}", *root_cause, where, result.reason);
   else if (many && root_cause)
-    result.reason = fmt::format("rank {} failed first", *root_cause);
+    result.reason = fmt::format("rank {}{} failed first", *root_cause, where);
   if (result.outcome == Outcome::interrupted)
     result.reason = "stopped because the run was interrupted";
   result.failures = lead.failures;

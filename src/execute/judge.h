@@ -57,6 +57,9 @@ struct EndedRank {
   // relaunched `python -m pytest`): they explain a crash or a hang, never
   // flag a pass (a test may check a tool's failure on purpose).
   std::vector<AuditedChild> failed_children;
+  // The node it ran on, where a launcher started it ("" for the runner's
+  // own children): a root cause on one of several nodes is named with it.
+  std::string node{};
 };
 
 struct TestFacts {

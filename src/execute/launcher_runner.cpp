@@ -117,10 +117,13 @@ void ProcessTestRunner::LaunchedRanks::look(Clock::time_point now) {
   std::vector<std::pair<std::int64_t, Rank*>> ended;
   for (auto& rank : running.ranks) {
     if (rank.result) continue;
-    if (!rank.remote_pid)
+    if (!rank.remote_pid) {
       if (const auto start = parse_rank_start(
-              text::read_file(rank_start_path(running.folder, rank.rank))))
+              text::read_file(rank_start_path(running.folder, rank.rank)))) {
         rank.remote_pid = start->pid;
+        rank.remote_host = start->host;
+      }
+    }
     if (rank.remote_pid && !running.ranks_started && !running.timed_out) {
       // The test's timeout counts from its first rank's start.
       running.ranks_started = true;

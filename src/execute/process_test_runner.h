@@ -126,6 +126,7 @@ class ProcessTestRunner final : public schedule::TestRunner {
     // Started by a launcher: the test's pid on its node, once ranktest-rank
     // said it started; what it left running there.
     int remote_pid = 0;
+    std::string remote_host{};  // its node, as its start record names it
     // Reaped as killed by the launcher, with no exit record (judge.h).
     std::string ended_by_launcher{};
     std::vector<int> remote_left_behind{};

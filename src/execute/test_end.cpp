@@ -58,7 +58,8 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
   };
   for (const auto& rank : running.ranks) {
     EndedRank ended{*rank.result, rank.stopped,
-                    rank.remote_pid ? rank.remote_pid : rank.child.pid(), rank.audited, {}, {}};
+                    rank.remote_pid ? rank.remote_pid : rank.child.pid(), rank.audited, {}, {},
+                    rank.remote_host};
     if (rank.watched)
       for (const auto& watched : options_.exit_watch->take(rank.watched_pid, kExitEventsSettle))
         sort(ended, audited_from(watched));

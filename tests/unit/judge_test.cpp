@@ -171,6 +171,18 @@ TEST(JudgeTest, WhatAFixtureSetupKeepsRunningIsSaidNotALeak) {
             "(pid 41, 42)");
 }
 
+// Ranks a launcher spread over nodes: the root cause is named with its
+// node; on one node, or for the runner's own ranks, no node is said.
+TEST(JudgeTest, ARootCauseOnOneOfSeveralNodesIsNamedWithItsNode) {
+  auto facts = facts_of({rank(0, Outcome::failed, "gloo: connection closed", 20.0),
+                         rank(1, Outcome::failed, "AssertionError: bad shard", 10.0)});
+  facts.ranks[0].node = "node1";
+  facts.ranks[1].node = "node2";
+  EXPECT_EQ(judge_test(facts).reason, "rank 1 on node2: AssertionError: bad shard");
+  facts.ranks[0].node = "node2";
+  EXPECT_EQ(judge_test(facts).reason, "rank 1: AssertionError: bad shard");
+}
+
 TEST(JudgeTest, ATimeoutWithoutAFailureIsTimedOut) {
   auto facts = facts_of({rank(0, Outcome::timed_out, "after 3s"), rank(1, Outcome::timed_out, "after 3s")});
   facts.first_failed.reset();

@@ -116,8 +116,14 @@ TEST(LauncherCommand, SrunAsksSlurmForNodesAndDevices) {
   config::LauncherConfig srun{"srun", {"--partition=gpu"}, std::nullopt};
   const launchers::LaunchShape shape{8, 2, {{"cuda", 8}, {"tpu", 4}}};
   EXPECT_EQ(launchers::slurm_kind().command(srun, shape, "/bin/ranktest-rank", "/run/plan.json"),
-            (std::vector<std::string>{"srun", "--ntasks=8", "--nodes=2", "--gpus=8",
+            (std::vector<std::string>{"srun", "--ntasks=8", "--nodes=2", "--ntasks-per-node=4", "--gpus=8",
                                       "--gres=tpu:4", "--kill-on-bad-exit=0",
+                                      "--job-name=ranktest", "--partition=gpu",
+                                      "/bin/ranktest-rank", "/run/plan.json"}));
+  // Ranks that do not divide evenly over the nodes: Slurm places them.
+  const launchers::LaunchShape uneven{5, 2, {}};
+  EXPECT_EQ(launchers::slurm_kind().command(srun, uneven, "/bin/ranktest-rank", "/run/plan.json"),
+            (std::vector<std::string>{"srun", "--ntasks=5", "--nodes=2", "--kill-on-bad-exit=0",
                                       "--job-name=ranktest", "--partition=gpu",
                                       "/bin/ranktest-rank", "/run/plan.json"}));
 }

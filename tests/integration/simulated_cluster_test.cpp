@@ -1,0 +1,114 @@
+// Ranks across nodes, on a simulated Slurm cluster of two nodes
+// (tests/slurm/cluster.sh start DIR 2): each node a network namespace with
+// an address and a host name of its own, on a bridge, so a test's ranks
+// meet at rank 0's node over a network as they would across machines. The
+// nodes share this machine's processes and files, as a cluster's nodes
+// share a file system.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <set>
+#include <string>
+
+#include "harness.h"
+
+namespace ranktest::testing {
+namespace {
+
+// The cluster lives as long as the test. Two simulated clusters would
+// share the bridge's addresses and slurmctld's port: a lock keeps a second
+// test waiting while one runs.
+class SimulatedCluster {
+ public:
+  explicit SimulatedCluster(int nodes) {
+    lock_ = ::open("/tmp/ranktest-simulated-cluster.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (lock_ >= 0) ::flock(lock_, LOCK_EX);
+    std::string output;
+    if (shell("bash " RANKTEST_SOURCE_DIR "/tests/slurm/cluster.sh start " +
+                  dir_.path().string() + " " + std::to_string(nodes),
+              &output) != 0) {
+      error_ = output;
+      return;
+    }
+    ::setenv("SLURM_CONF", output.substr(0, output.find('\n')).c_str(), 1);
+  }
+  ~SimulatedCluster() {
+    ::unsetenv("SLURM_CONF");
+    shell("bash " RANKTEST_SOURCE_DIR "/tests/slurm/cluster.sh stop " + dir_.path().string());
+    if (lock_ >= 0) ::close(lock_);
+  }
+  const std::string& error() const { return error_; }
+
+ private:
+  int lock_ = -1;
+  Workdir dir_;
+  std::string error_;
+};
+
+nlohmann::json start_record(const nlohmann::json& result, int rank) {
+  const auto folder =
+      std::filesystem::path(result["ranks"][rank]["log"].get<std::string>()).parent_path();
+  return nlohmann::json::parse(
+      read_file(folder / ("rank-" + std::to_string(rank) + ".start.json")));
+}
+
+// Four gloo ranks, two per node (tests/python_nodes), three tests two at a
+// time: the ranks see the environment torchrun gives each node and meet at
+// rank 0's node; rank 3's failure on node 2 is the root cause, named with
+// its node; a hang has stacks from both nodes' ranks; nothing is left
+// running on either node.
+TEST(SimulatedCluster, RanksAcrossNodesEndAsOnOneMachine) {
+  SimulatedCluster cluster(2);
+  ASSERT_EQ(cluster.error(), "") << "the simulated two-node Slurm cluster did not start "
+                                    "(scripts/install-deps.sh installs slurm-wlm, munge, "
+                                    "iproute2 and util-linux)";
+  Workdir dir;
+  dir.write("ranktest.toml",
+            "grace-period = \"2s\"\n"
+            "launcher = \"slurm\"\n"
+            "[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+            "paths = [\"" RANKTEST_SOURCE_DIR "/tests/python_nodes\"]\n"
+            "[[override]]\nfilter = \"*\"\nnodes = 2\n");
+  const auto run = run_ranktest(dir, {"run", "-j", "2"});
+  const auto finished = run.finished();
+  ASSERT_EQ(finished.size(), 3u) << run.out;
+  const auto& span = finished.at("test_across_nodes.py::test_ranks_span_two_nodes")["result"];
+  EXPECT_EQ(span["outcome"], "passed") << run.out;
+  std::set<std::string> steps;
+  for (int rank = 0; rank < 4; ++rank) {
+    const auto start = start_record(span, rank);
+    EXPECT_EQ(start["host"], rank < 2 ? "node1" : "node2") << start.dump();
+    steps.insert(start["job_step"].get<std::string>());
+  }
+  EXPECT_EQ(steps.size(), 1u);  // one step of the job, spanning both nodes
+
+  const auto& fails =
+      finished.at("test_across_nodes.py::test_rank_three_fails_on_node_two")["result"];
+  EXPECT_EQ(fails["outcome"], "failed") << fails.dump(2);
+  EXPECT_EQ(fails["root_cause_rank"], 3) << fails.dump(2);
+  EXPECT_EQ(fails["reason"].get<std::string>().rfind("rank 3 on node2", 0), 0u) << fails.dump(2);
+  EXPECT_NE(run.out.find("AssertionError: rank 3 on node2 has a bad shard"), std::string::npos)
+      << run.out;
+
+  const auto& hangs = finished.at("test_across_nodes.py::test_ranks_hang_on_both_nodes")["result"];
+  EXPECT_EQ(hangs["outcome"], "timed-out") << hangs.dump(2);
+  ASSERT_EQ(hangs["stacks"].size(), 4u) << hangs.dump(2);
+  std::set<std::string> nodes;
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_EQ(hangs["stacks"][rank]["rank"], rank);
+    EXPECT_NE(hangs["stacks"][rank]["summary"].get<std::string>().find(
+                  rank == 0 ? "all_reduce" : "test_ranks_hang_on_both_nodes"),
+              std::string::npos)
+        << hangs["stacks"].dump(2);
+    nodes.insert(start_record(hangs, rank)["host"].get<std::string>());
+  }
+  EXPECT_EQ(nodes, (std::set<std::string>{"node1", "node2"}));
+  EXPECT_EQ(run.last_out_line(), "ranktest: 1 passed, 2 failed, 0 skipped") << run.out;
+  EXPECT_EQ(surviving_processes(run.run_dir()), std::vector<std::string>{});
+}
+
+}  // namespace
+}  // namespace ranktest::testing
