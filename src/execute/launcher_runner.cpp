@@ -98,6 +98,9 @@ void ProcessTestRunner::start_with_launcher(
   // With --no-capture the launcher's words go to the terminal, as the ranks' do.
   if (options_.capture_output) request.stdout_path = running.folder / "launcher.log";
   if (running.cgroup) running.cgroup->place(request);
+  // A runner SIGKILLed (a CI job's timeout) takes its launchers with it:
+  // srun and mpirun end their ranks on every node when they get SIGTERM.
+  request.parent_death_signal = SIGTERM;
   auto spawned = process::ChildProcess::spawn(request);
   if (!spawned)
     return failed_to_launch(fmt::format("cannot start {}: {}", request.argv.front(),

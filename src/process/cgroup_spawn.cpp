@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -80,6 +81,7 @@ struct ChildPlan {
   int stdin_fd = -1, stdout_fd = -1, stderr_fd = -1;
   std::vector<const char*> procs;  // cgroup.procs files to write itself into
   int report = -1;                 // the error pipe
+  pid_t runner = 0;                // the child's parent, for parent_death_signal
 };
 
 // The child. Only async-signal-safe calls from here to execve; nothing is
@@ -128,6 +130,12 @@ int child_main(void* argument) {
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  // Set before exec (it survives it); a runner already gone by now would
+  // never send it: the child ends as it would have.
+  if (const int signal = plan.request->parent_death_signal; signal != 0) {
+    ::prctl(PR_SET_PDEATHSIG, signal);
+    if (::getppid() != plan.runner) ::_exit(128 + signal);
+  }
   ::execve(plan.executable, plan.argv->data(), plan.envp->data());
   child_fails(report, kStepExec);
 }
@@ -191,6 +199,7 @@ Expected<pid_t> spawn_in_cgroup(const SpawnRequest& request,
   plan.stderr_fd = stderr_file.get();
   for (const auto& file : procs) plan.procs.push_back(file.c_str());
   plan.report = write_end.get();
+  plan.runner = ::getpid();
 
   // Blocked across the clone: no handler of the runner's may run in the
   // child (on the runner's memory) before it has reset them.

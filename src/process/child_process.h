@@ -45,6 +45,12 @@ struct SpawnRequest {
   // child joins before exec (NetworkNamespace). -1: the runner's own.
   int network_fd = -1;
   int user_namespace_fd = -1;
+  // Non-zero: the signal the child gets when the runner ends, however it
+  // ends (PR_SET_PDEATHSIG), SIGKILL included. For a launcher (srun,
+  // mpirun), whose ranks on other nodes no cgroup of this machine holds:
+  // ended, it ends them. A test's own processes outlive a SIGKILLed runner
+  // in their cgroup, where the next run ends them.
+  int parent_death_signal = 0;
 };
 
 class ChildProcess {

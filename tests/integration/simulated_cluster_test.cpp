@@ -9,7 +9,9 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 #include <set>
 #include <string>
 
@@ -59,7 +61,7 @@ nlohmann::json start_record(const nlohmann::json& result, int rank) {
 // time: the ranks see the environment torchrun gives each node and meet at
 // rank 0's node; rank 3's failure on node 2 is the root cause, named with
 // its node; a hang has stacks from both nodes' ranks; nothing is left
-// running on either node.
+// running on either node, even after the runner is SIGKILLed.
 TEST(SimulatedCluster, RanksAcrossNodesEndAsOnOneMachine) {
   SimulatedCluster cluster(2);
   ASSERT_EQ(cluster.error(), "") << "the simulated two-node Slurm cluster did not start "
@@ -108,6 +110,27 @@ TEST(SimulatedCluster, RanksAcrossNodesEndAsOnOneMachine) {
   EXPECT_EQ(nodes, (std::set<std::string>{"node1", "node2"}));
   EXPECT_EQ(run.last_out_line(), "ranktest: 1 passed, 2 failed, 0 skipped") << run.out;
   EXPECT_EQ(surviving_processes(run.run_dir()), std::vector<std::string>{});
+
+  // The runner SIGKILLed (a CI job's timeout) while the hang's ranks run on
+  // both nodes: its srun ends them (it got SIGTERM as its parent died), and
+  // `ranktest report` rebuilds the run.
+  Workdir killed_dir;
+  killed_dir.write("ranktest.toml", read_file(dir.path() / "ranktest.toml"));
+  const auto runs = killed_dir.path() / ".ranktest" / "runs";
+  const auto killed = run_ranktest(
+      killed_dir, {"run", "--filter", "*hang*"}, SIGKILL, [&] {
+        std::error_code error;
+        for (const auto& entry : std::filesystem::recursive_directory_iterator(runs, error))
+          if (entry.path().filename() == "rank-3.start.json") return true;
+        return false;
+      });
+  ASSERT_EQ(killed.exit_code, 128 + SIGKILL) << killed.out;
+  for (int wait = 0; wait < 150 && !surviving_processes(killed.run_dir()).empty(); ++wait)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(surviving_processes(killed.run_dir()), std::vector<std::string>{})
+      << "ranks outlived their SIGKILLed runner";
+  const auto rebuilt = run_ranktest(killed_dir, {"report", killed.run_dir().string()});
+  EXPECT_NE(rebuilt.out.find("1 test not run: runner died"), std::string::npos) << rebuilt.out;
 }
 
 }  // namespace
