@@ -109,6 +109,9 @@ std::filesystem::path launch_plan_path(const std::filesystem::path& folder) {
 std::filesystem::path rank_start_path(const std::filesystem::path& folder, int rank) {
   return folder / fmt::format("rank-{}.start.json", rank);
 }
+std::filesystem::path master_port_path(const std::filesystem::path& folder) {
+  return folder / "master-port";
+}
 std::filesystem::path rank_end_path(const std::filesystem::path& folder, int rank) {
   return folder / fmt::format("rank-{}.end.json", rank);
 }

@@ -64,6 +64,9 @@ Expected<RankEnd> parse_rank_end(std::string_view json);
 std::filesystem::path launch_plan_path(const std::filesystem::path& folder);
 std::filesystem::path rank_start_path(const std::filesystem::path& folder, int rank);
 std::filesystem::path rank_end_path(const std::filesystem::path& folder, int rank);
+// The MASTER_PORT the ranks meet at, as rank 0's ranktest-rank found it
+// free on its node (launch/master_port.cpp).
+std::filesystem::path master_port_path(const std::filesystem::path& folder);
 // Requests from the runner, which every ranktest-rank looks for (a file,
 // not a signal: launchers differ in which processes a forwarded signal
 // reaches, Slurm's reach the test's own).

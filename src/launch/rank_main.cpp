@@ -32,11 +32,13 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "execute/launch_plan.h"
+#include "launch/master_port.h"
 #include "launchers/rank_identity.h"
 #include "execute/stack_dump.h"
 #include "process/exit_status.h"
@@ -70,7 +72,8 @@ std::int64_t realtime_ns() {
 
 // In the forked child: the rank's environment, output, folder and program.
 [[noreturn]] void become_test(const RankPlan& plan, const RankIdentity& identity,
-                              const std::string& master_address) {
+                              const std::string& master_address,
+                              std::optional<int> master_port) {
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -78,6 +81,7 @@ std::int64_t realtime_ns() {
   ::setpgid(0, 0);
   for (const auto& name : plan.remove) ::unsetenv(name.c_str());
   for (const auto& [name, value] : plan.set) ::setenv(name.c_str(), value.c_str(), 1);
+  if (master_port) ::setenv("MASTER_PORT", std::to_string(*master_port).c_str(), 1);
   // Where this rank runs among its node's ranks is the launcher's to say;
   // a test without ranks gets no rank variables (the plan sets no RANK).
   const bool ranked = std::any_of(plan.set.begin(), plan.set.end(),
@@ -214,10 +218,15 @@ int main(int argc, char** argv) {
   for (const int signal : {SIGTERM, SIGINT, SIGHUP, SIGCHLD}) sigaddset(&handled, signal);
   ::sigprocmask(SIG_BLOCK, &handled, nullptr);
 
+  // Free on rank 0's node, which may not be the machine that reserved it.
+  std::string port_note;
+  const auto master_port = launch::agreed_master_port(*plan, rank, host_name(), port_note);
+  if (!port_note.empty()) std::fprintf(stderr, "ranktest-rank: %s\n", port_note.c_str());
+
   const pid_t test = ::fork();
   if (test < 0) fail(std::string("cannot fork: ") + std::strerror(errno));
   if (test == 0) become_test(plan->ranks[static_cast<std::size_t>(rank)], *identity,
-                             plan->master_address);
+                             plan->master_address, master_port);
   ::setpgid(test, test);  // whichever of parent and child runs first
 
   const RankStart start{rank, host_name(), test, identity->job_step};

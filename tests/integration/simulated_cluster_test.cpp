@@ -43,6 +43,15 @@ class SimulatedCluster {
     if (lock_ >= 0) ::close(lock_);
   }
   const std::string& error() const { return error_; }
+  // The network namespace of node K (from 1), to run something there.
+  std::string netns(int node) const {
+    const auto nodes = read_file(dir_.path() / "nodes");
+    const auto name = "node" + std::to_string(node) + " ";
+    const auto at = nodes.find(name);
+    if (at == std::string::npos) return "";
+    const auto end = nodes.find('\n', at);
+    return nodes.substr(at + name.size(), end - at - name.size());
+  }
 
  private:
   int lock_ = -1;
@@ -108,6 +117,16 @@ TEST(SimulatedCluster, RanksAcrossNodesEndAsOnOneMachine) {
     nodes.insert(start_record(hangs, rank)["host"].get<std::string>());
   }
   EXPECT_EQ(nodes, (std::set<std::string>{"node1", "node2"}));
+  // Two at a time, each test's ranks met at a MASTER_PORT of its own.
+  std::set<std::string> ports;
+  for (const auto* result : {&span, &fails, &hangs}) {
+    const auto folder =
+        std::filesystem::path((*result)["ranks"][0]["log"].get<std::string>()).parent_path();
+    const auto plan = nlohmann::json::parse(read_file(folder / "launch-plan.json"));
+    for (const auto& entry : plan["ranks"][0]["set"])
+      if (entry[0] == "MASTER_PORT") ports.insert(entry[1].get<std::string>());
+  }
+  EXPECT_EQ(ports.size(), 3u);
   EXPECT_EQ(run.last_out_line(), "ranktest: 1 passed, 2 failed, 0 skipped") << run.out;
   EXPECT_EQ(surviving_processes(run.run_dir()), std::vector<std::string>{});
 
@@ -131,6 +150,43 @@ TEST(SimulatedCluster, RanksAcrossNodesEndAsOnOneMachine) {
       << "ranks outlived their SIGKILLed runner";
   const auto rebuilt = run_ranktest(killed_dir, {"report", killed.run_dir().string()});
   EXPECT_NE(rebuilt.out.find("1 test not run: runner died"), std::string::npos) << rebuilt.out;
+}
+
+// The MASTER_PORT ranktest reserved on its own machine is taken on rank 0's
+// node (a server of something else listens there): rank 0 takes a port that
+// is free there, every rank meets at it, and launcher.log says so.
+TEST(SimulatedCluster, AMasterPortTakenOnRankZerosNodeIsNotUsed) {
+  SimulatedCluster cluster(2);
+  ASSERT_EQ(cluster.error(), "") << "the simulated two-node Slurm cluster did not start";
+  const std::string taken = "29871";
+  std::string listener;
+  ASSERT_EQ(shell("nsenter --net=" + cluster.netns(1) +
+                      " python3 -c 'import socket, time; s = socket.socket(); s.bind((\"\", " +
+                      taken + ")); s.listen(); time.sleep(120)' >/dev/null 2>&1 & echo $!",
+                  &listener),
+            0);
+  Workdir dir;
+  dir.write("ranktest.toml",
+            "port-range = [" + taken + ", " + taken + "]\n"
+            "launcher = \"slurm\"\n"
+            "[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+            "paths = [\"" RANKTEST_SOURCE_DIR "/tests/python_nodes\"]\n"
+            "[[override]]\nfilter = \"*\"\nnodes = 2\n");
+  const auto run = run_ranktest(dir, {"run", "--filter", "*span*"});
+  shell("kill " + listener);
+  const auto finished = run.finished();
+  ASSERT_EQ(finished.size(), 1u) << run.out;
+  const auto& span = finished.begin()->second["result"];
+  EXPECT_EQ(span["outcome"], "passed") << run.out;
+  const auto folder =
+      std::filesystem::path(span["ranks"][0]["log"].get<std::string>()).parent_path();
+  const auto agreed = read_file(folder / "master-port");
+  EXPECT_NE(agreed, taken + "\n");
+  EXPECT_NE(read_file(folder / "launcher.log")
+                .find("MASTER_PORT " + taken + " is in use on node1 (rank 0's node); the ranks "
+                      "meet at " + agreed.substr(0, agreed.find('\n'))),
+            std::string::npos)
+      << read_file(folder / "launcher.log");
 }
 
 }  // namespace

@@ -64,6 +64,7 @@ done
 
 stop
 mkdir -p "$dir"/{munge,state,spool,log}
+rm -f "$dir/nodes"
 host=$(hostname -s)
 
 # munge: a key of this cluster's own, a socket in the folder.
@@ -109,6 +110,7 @@ if ((nodes > 1)); then
     ip -n "${tag}n$k" link set eth0 up
     ip -n "${tag}n$k" link set lo up
     mkdir -p "$dir/spool/node$k"
+    echo "node$k /run/netns/${tag}n$k" >>"$dir/nodes"  # for a test to enter a node's network
   done
 fi
 
