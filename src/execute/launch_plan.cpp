@@ -39,6 +39,7 @@ std::string launch_plan_json(const LaunchPlan& plan) {
   return json{{"test", plan.test_id},
               {"folder", plan.folder.string()},
               {"master_address", plan.master_address},
+              {"node_order", plan.node_order},
               {"ranks", std::move(ranks)}}
       .dump();
 }
@@ -49,6 +50,7 @@ Expected<LaunchPlan> parse_launch_plan(std::string_view text) {
     plan.test_id = doc.at("test").get<std::string>();
     plan.folder = doc.at("folder").get<std::string>();
     plan.master_address = doc.at("master_address").get<std::string>();
+    plan.node_order = doc.value("node_order", std::vector<std::string>{});
     for (const auto& entry : doc.at("ranks")) {
       RankPlan rank;
       rank.argv = entry.at("argv").get<std::vector<std::string>>();

@@ -34,6 +34,10 @@ struct LaunchPlan {
   // MASTER_ADDR when the ranks span nodes (mpirun: the hostfile's first
   // host); empty: ranktest-rank takes Slurm's first node.
   std::string master_address;
+  // The hosts the launcher fills in order (mpirun's hostfile): a rank's
+  // node index (GROUP_RANK) is its host's position where the launcher
+  // names none. Empty: Slurm's node index is used.
+  std::vector<std::string> node_order;
   std::vector<RankPlan> ranks;
 };
 

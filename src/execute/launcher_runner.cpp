@@ -73,7 +73,8 @@ void ProcessTestRunner::start_with_launcher(
   LaunchPlan plan;
   plan.test_id = running.test->test->id;
   plan.folder = running.folder;
-  if (auto host = kind.rank0_host(launcher)) plan.master_address = *host;
+  plan.node_order = kind.hosts_in_order(launcher);
+  if (!plan.node_order.empty()) plan.master_address = plan.node_order.front();
   plan.ranks = std::move(ranks);
   // A cluster that places the ranks makes the devices it granted visible
   // itself.

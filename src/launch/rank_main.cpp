@@ -70,10 +70,19 @@ std::int64_t realtime_ns() {
   return static_cast<std::int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
 }
 
+// Where `host` (this node's name) is among the hosts the launcher fills in
+// order (mpirun's hostfile), a short name matching a long one either way.
+std::optional<int> position_of(const std::string& host, const std::vector<std::string>& hosts) {
+  const auto short_name = [](const std::string& name) { return name.substr(0, name.find('.')); };
+  for (std::size_t i = 0; i < hosts.size(); ++i)
+    if (hosts[i] == host || short_name(hosts[i]) == short_name(host)) return static_cast<int>(i);
+  return std::nullopt;
+}
+
 // In the forked child: the rank's environment, output, folder and program.
 [[noreturn]] void become_test(const RankPlan& plan, const RankIdentity& identity,
                               const std::string& master_address,
-                              std::optional<int> master_port) {
+                              std::optional<int> master_port, std::optional<int> node_index) {
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -92,8 +101,8 @@ std::int64_t realtime_ns() {
   }
   if (identity.several_nodes) {
     // The node's index among the launch's nodes, where the launcher says it.
-    if (identity.node_index && ranked)
-      ::setenv("GROUP_RANK", std::to_string(*identity.node_index).c_str(), 1);
+    if (node_index && ranked)
+      ::setenv("GROUP_RANK", std::to_string(*node_index).c_str(), 1);
     else ::unsetenv("GROUP_RANK");
     const auto address = master_address.empty() ? identity.first_node : master_address;
     if (!address.empty()) ::setenv("MASTER_ADDR", address.c_str(), 1);
@@ -223,10 +232,13 @@ int main(int argc, char** argv) {
   const auto master_port = launch::agreed_master_port(*plan, rank, host_name(), port_note);
   if (!port_note.empty()) std::fprintf(stderr, "ranktest-rank: %s\n", port_note.c_str());
 
+  const auto node_index = identity->node_index ? identity->node_index
+                                                : position_of(host_name(), plan->node_order);
+
   const pid_t test = ::fork();
   if (test < 0) fail(std::string("cannot fork: ") + std::strerror(errno));
   if (test == 0) become_test(plan->ranks[static_cast<std::size_t>(rank)], *identity,
-                             plan->master_address, master_port);
+                             plan->master_address, master_port, node_index);
   ::setpgid(test, test);  // whichever of parent and child runs first
 
   const RankStart start{rank, host_name(), test, identity->job_step};

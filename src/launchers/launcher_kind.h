@@ -88,9 +88,12 @@ class LauncherKind {
   virtual std::vector<std::string> command(const LauncherConfig& config, const LaunchShape& shape,
                                            const std::filesystem::path& rank_helper,
                                            const std::filesystem::path& plan) const = 0;
-  // Where rank 0 will run, when the configuration says so before the start
-  // (mpirun's hostfile); nullopt: ranktest-rank finds out on the node.
-  virtual std::optional<std::string> rank0_host(const LauncherConfig& config) const = 0;
+  // The hosts the ranks fill, in order, when the configuration says so
+  // before the start (mpirun's hostfile): the first is where rank 0 runs
+  // (MASTER_ADDR), the position of a rank's host its node index
+  // (GROUP_RANK) where the launcher says none. Empty: ranktest-rank finds
+  // out on the node.
+  virtual std::vector<std::string> hosts_in_order(const LauncherConfig& config) const = 0;
   virtual const IdentityVariables& identity_variables() const = 0;
 
   LauncherConfig default_config() const {

@@ -9,17 +9,18 @@ namespace {
 
 // The first host a hostfile names (where mpirun puts rank 0), or nothing
 // when it names none or cannot be read. "localhost" comes back as is.
-std::optional<std::string> first_host_of_hostfile(const std::filesystem::path& hostfile) {
+std::vector<std::string> hosts_of_hostfile(const std::filesystem::path& hostfile) {
   std::ifstream in(hostfile);
+  std::vector<std::string> hosts;
   std::string line;
   while (std::getline(in, line)) {
     line = line.substr(0, line.find('#'));
     const auto begin = line.find_first_not_of(" \t\r");
     if (begin == std::string::npos) continue;
     const auto end = line.find_first_of(" \t\r", begin);
-    return line.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+    hosts.push_back(line.substr(begin, end == std::string::npos ? std::string::npos : end - begin));
   }
-  return std::nullopt;
+  return hosts;
 }
 
 class Mpirun final : public LauncherKind {
@@ -43,9 +44,10 @@ class Mpirun final : public LauncherKind {
     argv.insert(argv.end(), {rank_helper.string(), plan.string()});
     return argv;
   }
-  std::optional<std::string> rank0_host(const LauncherConfig& config) const override {
-    if (!config.hostfile) return std::nullopt;
-    return first_host_of_hostfile(*config.hostfile);
+  // mpirun fills the hostfile's hosts in order (--map-by slot).
+  std::vector<std::string> hosts_in_order(const LauncherConfig& config) const override {
+    if (!config.hostfile) return {};
+    return hosts_of_hostfile(*config.hostfile);
   }
   const IdentityVariables& identity_variables() const override {
     static const IdentityVariables variables{

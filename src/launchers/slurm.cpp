@@ -39,9 +39,7 @@ class Slurm final : public LauncherKind {
     argv.insert(argv.end(), {rank_helper.string(), plan.string()});
     return argv;
   }
-  std::optional<std::string> rank0_host(const LauncherConfig&) const override {
-    return std::nullopt;
-  }
+  std::vector<std::string> hosts_in_order(const LauncherConfig&) const override { return {}; }
   // The step's own task count first: SLURM_NTASKS is the job's.
   const IdentityVariables& identity_variables() const override {
     static const IdentityVariables variables{

@@ -43,6 +43,7 @@ class SimulatedCluster {
     if (lock_ >= 0) ::close(lock_);
   }
   const std::string& error() const { return error_; }
+  const std::filesystem::path& dir() const { return dir_.path(); }
   // The network namespace of node K (from 1), to run something there.
   std::string netns(int node) const {
     const auto nodes = read_file(dir_.path() / "nodes");
@@ -66,23 +67,37 @@ nlohmann::json start_record(const nlohmann::json& result, int rank) {
       read_file(folder / ("rank-" + std::to_string(rank) + ".start.json")));
 }
 
+// The configuration that spreads tests/python_nodes' four ranks two per
+// node: Slurm job steps, or mpirun reaching the nodes through the
+// cluster's rsh agent.
+std::string spread_over_two_nodes(const std::string& launcher, const SimulatedCluster& cluster) {
+  const std::string suite =
+      "[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+      "paths = [\"" RANKTEST_SOURCE_DIR "/tests/python_nodes\"]\n";
+  if (launcher == "slurm")
+    return "grace-period = \"2s\"\nlauncher = \"slurm\"\n" + suite +
+           "[[override]]\nfilter = \"*\"\nnodes = 2\n";
+  return "grace-period = \"2s\"\nlauncher = \"mpirun\"\n[mpirun]\nhostfile = \"" +
+         (cluster.dir() / "hostfile").string() +
+         "\"\nargs = [\"--allow-run-as-root\", \"--map-by\", \"ppr:2:node\", \"--mca\", "
+         "\"plm_rsh_agent\", \"" + (cluster.dir() / "rsh").string() + "\"]\n" + suite;
+}
+
+class RanksAcrossNodes : public ::testing::TestWithParam<std::string> {};
+
 // Four gloo ranks, two per node (tests/python_nodes), three tests two at a
-// time: the ranks see the environment torchrun gives each node and meet at
-// rank 0's node; rank 3's failure on node 2 is the root cause, named with
-// its node; a hang has stacks from both nodes' ranks; nothing is left
-// running on either node, even after the runner is SIGKILLed.
-TEST(SimulatedCluster, RanksAcrossNodesEndAsOnOneMachine) {
+// time, started by srun or by mpirun: the ranks see the environment
+// torchrun gives each node and meet at rank 0's node; rank 3's failure on
+// node 2 is the root cause, named with its node; a hang has stacks from
+// both nodes' ranks; nothing is left running on either node, even after
+// the runner is SIGKILLed.
+TEST_P(RanksAcrossNodes, EndAsOnOneMachine) {
   SimulatedCluster cluster(2);
   ASSERT_EQ(cluster.error(), "") << "the simulated two-node Slurm cluster did not start "
                                     "(scripts/install-deps.sh installs slurm-wlm, munge, "
-                                    "iproute2 and util-linux)";
+                                    "openmpi-bin, iproute2 and util-linux)";
   Workdir dir;
-  dir.write("ranktest.toml",
-            "grace-period = \"2s\"\n"
-            "launcher = \"slurm\"\n"
-            "[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
-            "paths = [\"" RANKTEST_SOURCE_DIR "/tests/python_nodes\"]\n"
-            "[[override]]\nfilter = \"*\"\nnodes = 2\n");
+  dir.write("ranktest.toml", spread_over_two_nodes(GetParam(), cluster));
   const auto run = run_ranktest(dir, {"run", "-j", "2"});
   const auto finished = run.finished();
   ASSERT_EQ(finished.size(), 3u) << run.out;
@@ -151,6 +166,9 @@ TEST(SimulatedCluster, RanksAcrossNodesEndAsOnOneMachine) {
   const auto rebuilt = run_ranktest(killed_dir, {"report", killed.run_dir().string()});
   EXPECT_NE(rebuilt.out.find("1 test not run: runner died"), std::string::npos) << rebuilt.out;
 }
+
+INSTANTIATE_TEST_SUITE_P(SimulatedCluster, RanksAcrossNodes, ::testing::Values("slurm", "mpirun"),
+                         [](const auto& info) { return info.param; });
 
 // The MASTER_PORT ranktest reserved on its own machine is taken on rank 0's
 // node (a server of something else listens there): rank 0 takes a port that

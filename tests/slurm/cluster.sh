@@ -15,7 +15,9 @@
 # bind mount seen only inside the node) naming every node, so a rank on one
 # node reaches rank 0's by name. The nodes share this machine's processes
 # and files (the run folder is on a file system every node sees) and
-# slurmctld runs outside them, at NET.1.
+# slurmctld runs outside them, at NET.1. OpenMPI reaches the same nodes:
+# DIR/hostfile names them and DIR/rsh, mpirun's rsh agent (--mca
+# plm_rsh_agent DIR/rsh), runs a command inside a node's namespaces.
 #
 # Needs root (slurmd starts tasks as the submitting user; namespaces). Each
 # node claims 16 CPUs (8 each when simulated) whatever the machine has
@@ -158,6 +160,20 @@ CONF
   fi
   echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES"
 } >"$conf"
+
+if ((nodes > 1)); then
+  for k in $(seq "$nodes"); do echo "node$k slots=8"; done >"$dir/hostfile"
+  cat >"$dir/rsh" <<AGENT
+#!/bin/bash
+# mpirun's rsh agent for this simulated cluster: HOST COMMAND... runs the
+# command inside the namespaces of HOST's slurmd.
+host=\$1
+shift
+pid=\$(cat "$dir/slurmd-\$host.pid") || { echo "rsh: no node \$host in $dir" >&2; exit 255; }
+exec nsenter -t "\$pid" -n -u -m -- /bin/sh -c "\$*"
+AGENT
+  chmod +x "$dir/rsh"
+fi
 
 export SLURM_CONF=$conf
 /usr/sbin/slurmctld -f "$conf"

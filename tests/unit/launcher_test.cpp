@@ -128,24 +128,24 @@ TEST(LauncherCommand, SrunAsksSlurmForNodesAndDevices) {
                                       "/bin/ranktest-rank", "/run/plan.json"}));
 }
 
-TEST(LauncherCommand, TheHostfilesFirstHostIsWhereRankZeroRuns) {
+TEST(LauncherCommand, TheHostfilesHostsAreTheNodesInOrder) {
   auto made = process::TemporaryDirectory::create("hostfile");
   ASSERT_TRUE(made);
   const auto& dir = *made;
-  std::ofstream(dir.path() / "hosts") << "# cluster\n\n  node3 slots=4\nnode4 slots=4\n";
-  const auto rank0 = [&](const char* file) {
-    return launchers::mpirun_kind().rank0_host(
+  std::ofstream(dir.path() / "hosts") << "# cluster\n\n  node3 slots=4\nnode4 slots=4 # second\n";
+  const auto hosts = [&](const char* file) {
+    return launchers::mpirun_kind().hosts_in_order(
         config::LauncherConfig{"mpirun", {}, dir.path() / file});
   };
-  EXPECT_EQ(rank0("hosts"), "node3");
+  EXPECT_EQ(hosts("hosts"), (std::vector<std::string>{"node3", "node4"}));
   std::ofstream(dir.path() / "empty") << "# nothing\n";
-  EXPECT_EQ(rank0("empty"), std::nullopt);
-  EXPECT_EQ(rank0("missing"), std::nullopt);
+  EXPECT_EQ(hosts("empty"), std::vector<std::string>{});
+  EXPECT_EQ(hosts("missing"), std::vector<std::string>{});
   // Without a hostfile, or under Slurm, ranktest-rank finds out on the node.
-  EXPECT_EQ(launchers::mpirun_kind().rank0_host(config::LauncherConfig{"mpirun", {}, {}}),
-            std::nullopt);
-  EXPECT_EQ(launchers::slurm_kind().rank0_host(config::LauncherConfig{"srun", {}, {}}),
-            std::nullopt);
+  EXPECT_EQ(launchers::mpirun_kind().hosts_in_order(config::LauncherConfig{"mpirun", {}, {}}),
+            std::vector<std::string>{});
+  EXPECT_EQ(launchers::slurm_kind().hosts_in_order(config::LauncherConfig{"srun", {}, {}}),
+            std::vector<std::string>{});
 }
 
 // Every launcher is found by its name, and only the registry knows them.
