@@ -217,6 +217,23 @@ void ProcessTestRunner::note_leftovers(RunningTest& running) const {
       running.leftover_commands.emplace(pid, process::command_line(pid));
 }
 
+namespace {
+
+// A process the test left that ended after its last rank, kept (at most
+// 16) where it ended badly: the judge names it (judge.h, ended_after).
+void note_ended_after(std::vector<AuditedChild>& ended_after, pid_t pid,
+                      const std::string& command, const ProcessExit& exit) {
+  AuditedChild child;
+  child.pid = pid;
+  child.command = command;
+  child.execd = !command.empty();
+  if (exit.signaled) child.signal = exit.signal;
+  else child.exit_code = exit.code;
+  if (ended_badly(child) && ended_after.size() < 16) ended_after.push_back(std::move(child));
+}
+
+}  // namespace
+
 // A leftover that ended while its test settled, reaped by this subreaper
 // (its parent had gone): false when `pid` is no test's leftover.
 bool ProcessTestRunner::leftover_ended(pid_t pid, const ProcessExit& exit) {
@@ -224,14 +241,7 @@ bool ProcessTestRunner::leftover_ended(pid_t pid, const ProcessExit& exit) {
     if (running->phase != Phase::settling) continue;
     const auto found = running->leftover_commands.find(pid);
     if (found == running->leftover_commands.end()) continue;
-    AuditedChild child;
-    child.pid = pid;
-    child.command = found->second;
-    child.execd = !found->second.empty();
-    if (exit.signaled) child.signal = exit.signal;
-    else child.exit_code = exit.code;
-    if (ended_badly(child) && running->ended_after.size() < 16)
-      running->ended_after.push_back(std::move(child));
+    note_ended_after(running->ended_after, pid, found->second, exit);
     return true;
   }
   return false;
@@ -254,13 +264,7 @@ void ProcessTestRunner::orphan_of_ended_test(pid_t pid, const ProcessExit& exit,
     if (running->ranks.empty() || !std::any_of(running->ranks.begin(), running->ranks.end(), in_group) ||
         !std::all_of(running->ranks.begin(), running->ranks.end(), ended))
       continue;
-    AuditedChild child;
-    child.pid = pid;
-    child.command = zombie.name;
-    if (exit.signaled) child.signal = exit.signal;
-    else child.exit_code = exit.code;
-    if (ended_badly(child) && running->ended_after.size() < 16)
-      running->ended_after.push_back(std::move(child));
+    note_ended_after(running->ended_after, pid, zombie.name, exit);
     return;
   }
 }

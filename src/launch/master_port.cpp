@@ -21,17 +21,6 @@ namespace {
 // slow to start it; past this, the planned port is the best guess.
 constexpr auto kWaitForRankZero = std::chrono::seconds(60);
 
-std::optional<int> planned_port(const execute::LaunchPlan& plan, int rank) {
-  for (const auto& [name, value] : plan.ranks[static_cast<std::size_t>(rank)].set)
-    if (name == "MASTER_PORT") {
-      try {
-        return std::stoi(value);
-      } catch (...) {
-        return std::nullopt;
-      }
-    }
-  return std::nullopt;
-}
 
 // A port nothing listens on here, as the kernel picks one (outside
 // ranktest's port-range, so no other test of the run is planned on it).
@@ -56,6 +45,12 @@ std::optional<int> parse_port(const std::string& text) {
     if (port > 0 && port < 65536) return port;
   } catch (...) {
   }
+  return std::nullopt;
+}
+
+std::optional<int> planned_port(const execute::LaunchPlan& plan, int rank) {
+  for (const auto& [name, value] : plan.ranks[static_cast<std::size_t>(rank)].set)
+    if (name == "MASTER_PORT") return parse_port(value);
   return std::nullopt;
 }
 
