@@ -84,6 +84,10 @@ int main(int argc, char** argv) {
   add_selection_options(*run, cli);
   run->add_option("-j,--jobs", cli.jobs, "tests run at once (default: CPUs)")
       ->check(CLI::Range(1, 4096));
+  run->add_option("--allocation", cli.allocation,
+                  "inside a Slurm allocation of several nodes: auto (the default) runs each "
+                  "test as a job step on a node with free slots; off runs them all here")
+      ->check(CLI::IsMember({"auto", "off"}));
   std::string timeout_text;
   run->add_option("--timeout", timeout_text,
                   "default per-test timeout, e.g. 90s, 5m (default 5m)");

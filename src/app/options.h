@@ -28,6 +28,7 @@ struct CommandLine {
   std::optional<std::string> pytest_keyword;
   std::optional<select::Partition> partition;  // --partition hash:K/N, time:K/N
   std::optional<int> jobs;
+  std::optional<std::string> allocation;  // --allocation auto|off
   std::optional<config::Duration> timeout;
   bool fail_fast = false;
   bool audit_children = false;

@@ -5,6 +5,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include <set>
 #include <unordered_set>
@@ -83,6 +84,23 @@ std::variant<config::Config, Failure> load_configuration(const CommandLine& cli,
   if (cli.html) config.html = *cli.html;
   if (cli.state_dir) config.state_dir = *cli.state_dir;
   for (const auto& [kind, ids] : cli.devices) config.devices[kind] = ids;
+  if (cli.allocation) config.allocation_off = *cli.allocation == "off";
+  // Inside a Slurm allocation of several nodes the tests spread over it:
+  // -j counts the allocation's slots, by default every CPU it holds.
+  // With --no-capture the one test at a time runs here, on the terminal.
+  if (!config.allocation_off && !cli.no_capture) {
+    auto found = launchers::slurm_allocation([](const char* name) -> std::optional<std::string> {
+      const char* value = std::getenv(name);
+      return value ? std::optional<std::string>(value) : std::nullopt;
+    });
+    if (!found) return Failure{ExitCode::usage_error, found.error().message};
+    if (*found) {
+      config.allocation = std::move(**found);
+      config.allocation->nodes = launchers::allocation_slots(config.allocation->nodes, config.jobs);
+      config.jobs = 0;
+      for (const auto& node : config.allocation->nodes) config.jobs += node.cpus;
+    }
+  }
   if (config.jobs <= 0) config.jobs = available_cpus();
   if (cli.no_capture) config.jobs = 1;  // interleaved output is unreadable
 

@@ -8,6 +8,7 @@
 #include <optional>
 #include <random>
 
+#include "app/allocation_check.h"
 #include "app/prepare.h"
 #include "events/dispatcher.h"
 #include "events/journal.h"
@@ -59,7 +60,7 @@ std::vector<std::string> kinds_of(const config::DeviceInventory& inventory) {
 }
 
 events::Placement placement_of(const schedule::Grant& grant) {
-  return events::Placement{grant.slots, grant.devices, grant.port};
+  return events::Placement{grant.slots, grant.devices, grant.port, grant.nodes};
 }
 
 // Turns what the scheduler does into events, and counts outcomes.
@@ -224,6 +225,11 @@ int run_command(const CommandLine& cli) {
   auto folder = execute::RunFolder::create(config.state_dir,
                                            execute::make_run_id(started));
   if (!folder) return fail({ExitCode::internal_error, folder.error().message});
+  if (config.allocation)
+    if (auto unseen = run_folder_unseen(*config.allocation,
+                                        config.launcher_tables.at(Launcher::slurm),
+                                        folder->path(), signals))
+      return fail({ExitCode::usage_error, *unseen});
 
   events::Dispatcher dispatcher(stderr);
   auto journal = events::Journal::open(folder->path() / "events.jsonl",
@@ -284,7 +290,8 @@ int run_command(const CommandLine& cli) {
       static_cast<std::size_t>(std::count_if(plan.to_run.begin(), plan.to_run.end(),
                                              [](const auto& test) {
                                                return select::may_run_in_worker(test);
-                                             }))});
+                                             })),
+      config.allocation ? allocation_name(*config.allocation) : std::string()});
   // Warnings are events: in the journal, so `ranktest report` says them too.
   const auto warn = [&](const std::string& message) {
     dispatcher.dispatch(events::RunWarning{folder->run_id(), Clock::now(), message});
@@ -341,16 +348,21 @@ int run_command(const CommandLine& cli) {
                                .watch_waits = watch_waits,
                                .warn = warn});
     runner.remember_fork_only(plan.to_run);
-    schedule::ResourcePool resources(
-        config.jobs, inventory,
-        schedule::PortPool(
+    schedule::PortPool ports(
             config.port_first, config.port_last,
             [&](int port) { return port_locks.claim(port); },
             [&](int port) { port_locks.release(port); },
             // Runners started together begin their searches far apart.
             config.port_first + static_cast<int>(std::random_device{}() %
                                                  static_cast<unsigned>(config.port_last -
-                                                                       config.port_first + 1))));
+                                                                       config.port_first + 1)));
+    // Inside an allocation the nodes' slots, else this machine's.
+    std::vector<schedule::NodeSlots> nodes;
+    if (config.allocation)
+      for (const auto& node : config.allocation->nodes) nodes.push_back({node.name, node.cpus});
+    schedule::ResourcePool resources =
+        config.allocation ? schedule::ResourcePool(std::move(nodes), std::move(ports))
+                          : schedule::ResourcePool(config.jobs, inventory, std::move(ports));
     schedule::ScheduleOptions options;
     options.fail_fast = config.fail_fast;
     options.bisect = config.bisect;

@@ -13,6 +13,7 @@
 #include "config/duration.h"
 #include "config/hints.h"
 #include "launchers/launcher_kind.h"
+#include "launchers/slurm_allocation.h"
 #include "model/test_case.h"
 
 namespace ranktest::config {
@@ -155,6 +156,13 @@ struct Config {
   // tests that ask for one run on the host's network (said once) instead of
   // the run being refused.
   bool network_fallback_host = false;
+
+  // allocation = "off": inside a Slurm allocation of several nodes, run
+  // every test on this machine instead of as job steps across the nodes.
+  bool allocation_off = false;
+  // The allocation the run spreads its tests over, where it does (found
+  // in the environment after loading: app/prepare.cpp).
+  std::optional<launchers::SlurmAllocation> allocation;
 
   DeviceInventory devices;  // only what [devices] says
   // Text that, in a passing test's output, suggests a failure was swallowed.

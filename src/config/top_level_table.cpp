@@ -141,6 +141,12 @@ std::optional<Error> read_top_level(const toml::table& table,
       return reader.wrong_type("network-fallback", *node, "\"refuse\" or \"host\"");
     config.network_fallback_host = text->get() == "host";
   }
+  if (const auto* node = table.get("allocation")) {
+    const auto* text = node->as_string();
+    if (!text || (text->get() != "auto" && text->get() != "off"))
+      return reader.wrong_type("allocation", *node, "\"auto\" or \"off\"");
+    config.allocation_off = text->get() == "off";
+  }
   if (const auto* node = table.get("suspicious-output")) {
     auto signatures = reader.strings("suspicious-output", *node);
     if (!signatures) return signatures.error();

@@ -73,7 +73,8 @@ OrderedJson placement_json(const Placement& placement) {
   for (const auto& [kind, ids] : placement.devices) devices[kind] = ids;
   return {{"slots", placement.slots},
           {"devices", devices},
-          {"port", placement.port ? OrderedJson(placement.port) : OrderedJson(nullptr)}};
+          {"port", placement.port ? OrderedJson(placement.port) : OrderedJson(nullptr)},
+          {"nodes", placement.nodes}};
 }
 
 OrderedJson exit_json(const std::optional<ProcessExit>& exit) {
@@ -167,7 +168,8 @@ OrderedJson to_json(const Event& event) {
                        for (const auto& id : e.network_isolated) ids.push_back(utf8(id));
                        return ids;
                      }()},
-                    {"in_workers", e.in_workers}};
+                    {"in_workers", e.in_workers},
+                    {"allocation", utf8(e.allocation)}};
           },
           [](const RunWarning& e) -> OrderedJson {
             return {{"run_id", e.run_id}, {"time", format_time(e.time)},

@@ -53,6 +53,9 @@ struct RunStarted {
   // How many planned tests may run in worker processes (isolation =
   // "worker"); the others each get processes of their own.
   std::size_t in_workers = 0;
+  // Inside a Slurm allocation of several nodes, where every test runs as
+  // a job step: "Slurm job 12 (node[1-3])"; empty on one machine.
+  std::string allocation = {};
 };
 
 // Where a started test ran: what it held from the resource pool.
@@ -60,6 +63,8 @@ struct Placement {
   std::vector<int> slots;  // empty when the test was never started
   std::map<std::string, std::vector<std::string>> devices;  // kind -> ids
   int port = 0;  // MASTER_PORT; 0 when none
+  // Inside an allocation: the nodes its job step ran on.
+  std::vector<std::string> nodes = {};
 };
 
 // Something a person should know about the run that is no test's verdict:

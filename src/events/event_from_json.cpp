@@ -57,6 +57,9 @@ Placement placement_of(const Json& json) {
         for (const auto& id : ids)
           if (id.is_string()) placement.devices[kind].push_back(id.get<std::string>());
   placement.port = static_cast<int>(number(json, "port"));
+  if (json.contains("nodes") && json["nodes"].is_array())
+    for (const auto& node : json["nodes"])
+      if (node.is_string()) placement.nodes.push_back(node.get<std::string>());
   return placement;
 }
 
@@ -149,7 +152,8 @@ std::optional<Event> event_from_json(const nlohmann::json& json) {
                             if (id.is_string()) ids.push_back(id.get<std::string>());
                         return ids;
                       }(),
-                      static_cast<std::size_t>(number(json, "in_workers"))};
+                      static_cast<std::size_t>(number(json, "in_workers")),
+                      text(json, "allocation")};
   }
   if (kind == "test-started") {
     return TestStarted{run_id, time, test_of(json.value("test", Json())),

@@ -93,7 +93,9 @@ void ProcessTestRunner::start_with_launcher(
 
   process::SpawnRequest request;
   request.argv = kind.command(
-      launcher, launchers::LaunchShape{settings.ranks, settings.nodes, settings.cluster_devices},
+      launcher,
+      launchers::LaunchShape{settings.ranks, settings.nodes, settings.cluster_devices,
+                             running.assignment.grant.nodes},
       options_.rank_helper, plan_path);
   request.environment = process::make_environment({}, {});
   // With --no-capture the launcher's words go to the terminal, as the ranks' do.

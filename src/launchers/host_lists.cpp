@@ -34,6 +34,50 @@ std::string first_host_of(std::string_view host_list) {
   return host;
 }
 
+std::optional<std::vector<std::string>> hosts_of(std::string_view host_list) {
+  std::vector<std::string> hosts;
+  while (!host_list.empty()) {
+    // One item: up to the first comma outside brackets.
+    std::size_t end = 0;
+    int depth = 0;
+    for (; end < host_list.size(); ++end) {
+      if (host_list[end] == '[') ++depth;
+      if (host_list[end] == ']') --depth;
+      if (host_list[end] == ',' && depth == 0) break;
+    }
+    if (depth != 0) return std::nullopt;
+    const auto item = host_list.substr(0, end);
+    host_list.remove_prefix(std::min(host_list.size(), end + 1));
+    const auto open = item.find('[');
+    if (open == std::string_view::npos) {
+      if (item.empty()) return std::nullopt;
+      hosts.emplace_back(item);
+      continue;
+    }
+    const auto close = item.find(']', open);
+    const auto prefix = item.substr(0, open);
+    const auto suffix = item.substr(close + 1);
+    auto ranges = item.substr(open + 1, close - open - 1);
+    while (!ranges.empty()) {
+      const auto range = ranges.substr(0, ranges.find(','));
+      ranges.remove_prefix(std::min(ranges.size(), range.size() + 1));
+      const auto dash = range.find('-');
+      const auto low_text = range.substr(0, dash);
+      const auto low = whole_number(low_text);
+      const auto high = dash == std::string_view::npos ? low : whole_number(range.substr(dash + 1));
+      if (!low || !high || *high < *low) return std::nullopt;
+      for (int number = *low; number <= *high; ++number) {
+        // The range's zero padding, as written ("07-09": 07, 08, 09).
+        auto digits = std::to_string(number);
+        if (digits.size() < low_text.size())
+          digits.insert(0, low_text.size() - digits.size(), '0');
+        hosts.push_back(std::string(prefix) + digits + std::string(suffix));
+      }
+    }
+  }
+  return hosts;
+}
+
 std::optional<int> tasks_on_node(std::string_view tasks_per_node, int node) {
   int seen = 0;
   while (!tasks_per_node.empty()) {

@@ -37,6 +37,10 @@ struct LaunchShape {
   int nodes = 0;  // 0: as the launcher places them
   // Devices the cluster grants the test (cluster_places_ranks), by kind.
   std::map<std::string, int> cluster_devices;
+  // Inside an allocation: the nodes ranktest placed the test on (its job
+  // step runs there and takes only the CPUs its ranks need); empty: as
+  // the launcher places them.
+  std::vector<std::string> hosts;
 };
 
 using EnvironmentLookup = std::function<std::optional<std::string>(const char* name)>;

@@ -17,20 +17,29 @@ class Slurm final : public LauncherKind {
     return keys;
   }
   bool cluster_places_ranks() const override { return true; }
-  //   srun --ntasks=N [--nodes=K [--ntasks-per-node=N/K]] [--gpus=G] [--gres=KIND:C]...
-  //        --kill-on-bad-exit=0
+  //   srun --ntasks=N [--nodes=K [--ntasks-per-node=N/K]] [--nodelist=HOSTS --exact]
+  //        [--gpus=G] [--gres=KIND:C]... --kill-on-bad-exit=0
   //        --job-name=ranktest ARGS... HELPER PLAN
   std::vector<std::string> command(const LauncherConfig& config, const LaunchShape& shape,
                                    const std::filesystem::path& rank_helper,
                                    const std::filesystem::path& plan) const override {
     std::vector<std::string> argv{config.command, "--ntasks=" + std::to_string(shape.ranks)};
-    if (shape.nodes > 0) argv.push_back("--nodes=" + std::to_string(shape.nodes));
+    const int nodes = shape.hosts.empty() ? shape.nodes : static_cast<int>(shape.hosts.size());
+    if (nodes > 0) argv.push_back("--nodes=" + std::to_string(nodes));
     // As torchrun places them (nproc-per-node on each of nnodes): the same
     // number of ranks on every node, in rank order, where they divide
     // evenly. Slurm alone fills the first node's CPUs first (4 ranks on 2
     // nodes of 8 CPUs: 3 and 1). An `args` entry given after overrides it.
-    if (shape.nodes > 0 && shape.ranks % shape.nodes == 0)
-      argv.push_back("--ntasks-per-node=" + std::to_string(shape.ranks / shape.nodes));
+    if (nodes > 0 && shape.ranks % nodes == 0)
+      argv.push_back("--ntasks-per-node=" + std::to_string(shape.ranks / nodes));
+    // Placed by ranktest inside an allocation: on those nodes, holding
+    // only its tasks' CPUs there, so steps of other tests run beside it
+    // (without --exact a step holds every CPU of its nodes).
+    if (!shape.hosts.empty()) {
+      std::string list;
+      for (const auto& host : shape.hosts) list += (list.empty() ? "" : ",") + host;
+      argv.insert(argv.end(), {"--nodelist=" + list, "--exact"});
+    }
     for (const auto& [kind, count] : shape.cluster_devices)
       argv.push_back(kind == "cuda" ? "--gpus=" + std::to_string(count)
                                     : "--gres=" + kind + ":" + std::to_string(count));

@@ -195,6 +195,8 @@ void TerminalReporter::on(const events::RunStarted& event) {
     extra += fmt::format(", {} in worker processes", event.in_workers);
   else if (event.tests_to_run > 0)
     extra += ", a process each";
+  if (!event.allocation.empty())
+    extra += fmt::format(", as job steps across {}", shown(event.allocation));
   if (event.tests_to_skip) extra += fmt::format(", {} skipped", event.tests_to_skip);
   if (event.filtered_out) extra += fmt::format(", {} filtered out", event.filtered_out);
   if (!options_.replay_title.empty()) {

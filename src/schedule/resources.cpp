@@ -32,19 +32,78 @@ ResourcePool::ResourcePool(int slots, config::DeviceInventory devices, PortPool 
       free_devices_(devices),
       inventory_(std::move(devices)),
       ports_(std::move(ports)) {
-  for (int slot = 0; slot < total_slots_; ++slot) free_slots_.insert(slot);
+  nodes_.push_back(Node{"", 0, total_slots_, {}});
+  for (int slot = 0; slot < total_slots_; ++slot) nodes_.front().free.insert(slot);
 }
 
+ResourcePool::ResourcePool(std::vector<NodeSlots> nodes, PortPool ports)
+    : placing_(true), ports_(std::move(ports)) {
+  for (const auto& node : nodes) {
+    Node held{node.name, total_slots_, std::max(1, node.slots), {}};
+    for (int k = 0; k < held.slots; ++k) held.free.insert(total_slots_ + k);
+    total_slots_ += held.slots;
+    nodes_.push_back(std::move(held));
+  }
+  if (nodes_.empty()) {
+    nodes_.push_back(Node{"", 0, 1, {0}});
+    total_slots_ = 1;
+  }
+}
+
+int ResourcePool::free_slots() const {
+  int free = 0;
+  for (const auto& node : nodes_) free += static_cast<int>(node.free.size());
+  return free;
+}
+
+namespace {
+
+// How many nodes a test's job step spans inside an allocation.
+std::size_t nodes_spanned(const select::ResolvedSettings& settings, std::size_t nodes) {
+  return std::clamp<std::size_t>(static_cast<std::size_t>(std::max(settings.nodes, 1)), 1, nodes);
+}
+
+}  // namespace
+
 int ResourcePool::slots_needed(const select::ResolvedSettings& settings) const {
+  const int wanted = std::max(settings.ranks, settings.slots);
+  if (placing_) {
+    // The same on each node it spans, at most what the largest node has.
+    const auto spanned = static_cast<int>(nodes_spanned(settings, nodes_.size()));
+    int largest = 1;
+    for (const auto& node : nodes_) largest = std::max(largest, node.slots);
+    return std::clamp((wanted + spanned - 1) / spanned, 1, largest) * spanned;
+  }
   if (!settings.ranks_run_here()) return 1;  // srun's, while the cluster runs the ranks
-  return std::clamp(std::max(settings.ranks, settings.slots), 1, total_slots_);
+  return std::clamp(wanted, 1, total_slots_);
+}
+
+std::optional<std::vector<std::size_t>> ResourcePool::pick_nodes(int per_node,
+                                                                 std::size_t count) const {
+  std::vector<std::size_t> fitting;
+  for (std::size_t k = 0; k < nodes_.size(); ++k)
+    if (static_cast<int>(nodes_[k].free.size()) >= per_node) fitting.push_back(k);
+  if (fitting.size() < count) return std::nullopt;
+  std::stable_sort(fitting.begin(), fitting.end(), [&](std::size_t a, std::size_t b) {
+    return nodes_[a].free.size() < nodes_[b].free.size();
+  });
+  fitting.resize(count);
+  std::sort(fitting.begin(), fitting.end());
+  return fitting;
 }
 
 std::optional<Grant> ResourcePool::try_acquire(const select::ResolvedSettings& settings,
                                                Shortage& shortage) {
   shortage = Shortage::busy;
   const int slots = slots_needed(settings);
-  if (static_cast<int>(free_slots_.size()) < slots) return std::nullopt;
+  const std::size_t spanned = placing_ ? nodes_spanned(settings, nodes_.size()) : 1;
+  const int per_node = slots / static_cast<int>(spanned);
+  // One machine: its only node, whole.
+  const auto picked = placing_ ? pick_nodes(per_node, spanned)
+                               : (static_cast<int>(nodes_.front().free.size()) >= slots
+                                      ? std::optional(std::vector<std::size_t>{0})
+                                      : std::nullopt);
+  if (!picked) return std::nullopt;
   for (const auto& [kind, count] : settings.devices) {
     const auto it = free_devices_.find(kind);
     if (it == free_devices_.end() || static_cast<int>(it->second.size()) < count)
@@ -57,9 +116,13 @@ std::optional<Grant> ResourcePool::try_acquire(const select::ResolvedSettings& s
   }
   Grant grant;
   grant.port = *port;
-  for (int i = 0; i < slots; ++i) {
-    grant.slots.push_back(*free_slots_.begin());
-    free_slots_.erase(free_slots_.begin());
+  for (const auto k : *picked) {
+    auto& node = nodes_[k];
+    if (placing_) grant.nodes.push_back(node.name);
+    for (int i = 0; i < (placing_ ? per_node : slots); ++i) {
+      grant.slots.push_back(*node.free.begin());
+      node.free.erase(node.free.begin());
+    }
   }
   for (const auto& [kind, count] : settings.devices) {
     auto& free = free_devices_[kind];
@@ -71,7 +134,9 @@ std::optional<Grant> ResourcePool::try_acquire(const select::ResolvedSettings& s
 }
 
 void ResourcePool::release(const Grant& grant) {
-  for (int slot : grant.slots) free_slots_.insert(slot);
+  for (int slot : grant.slots)
+    for (auto& node : nodes_)
+      if (slot >= node.first && slot < node.first + node.slots) node.free.insert(slot);
   for (const auto& [kind, ids] : grant.devices) {
     // Back in inventory order, so grants stay predictable.
     auto& free = free_devices_[kind];

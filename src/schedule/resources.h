@@ -17,6 +17,9 @@ namespace ranktest::schedule {
 // What one started test holds until it finishes.
 struct Grant {
   std::vector<int> slots;  // never empty once granted
+  // Inside an allocation: the nodes its slots are on, in the allocation's
+  // order (its job step runs there); empty on one machine.
+  std::vector<std::string> nodes;
   std::map<std::string, std::vector<std::string>> devices;  // kind -> ids
   int port = 0;  // MASTER_PORT; 0 when none was needed
 };
@@ -43,9 +46,21 @@ class PortPool {
   std::set<int> held_;
 };
 
+// A node of an allocation and how many tests' slots it has.
+struct NodeSlots {
+  std::string name;
+  int slots = 1;
+};
+
 class ResourcePool {
  public:
+  // One machine: `slots` slots, the inventory's devices.
   ResourcePool(int slots, config::DeviceInventory devices, PortPool ports);
+  // An allocation: each test takes its slots on as many nodes as it spans
+  // (its `nodes`, else one), the same number on each, on the nodes with
+  // the fewest free slots that fit it (a big test later finds a node
+  // whole); the nodes grant its devices (Slurm's GRES), so none here.
+  ResourcePool(std::vector<NodeSlots> nodes, PortPool ports);
 
   // How many slots a test takes: one per rank (or its `slots`, where more),
   // at most all of them (a test with more ranks than slots runs alone
@@ -60,11 +75,22 @@ class ResourcePool {
 
   int total_slots() const { return total_slots_; }
   std::string port_range() const { return ports_.range(); }
-  int free_slots() const { return static_cast<int>(free_slots_.size()); }
+  int free_slots() const;
 
  private:
-  int total_slots_;
-  std::set<int> free_slots_;
+  struct Node {
+    std::string name;  // "" on one machine
+    int first = 0;     // its slots are first .. first + slots - 1
+    int slots = 0;
+    std::set<int> free;  // slot numbers, unique across nodes
+  };
+  // The nodes a test needing `per_node` slots on each of `count` nodes
+  // takes now (indexes, in order), or none.
+  std::optional<std::vector<std::size_t>> pick_nodes(int per_node, std::size_t count) const;
+
+  int total_slots_ = 0;
+  bool placing_ = false;  // an allocation's nodes
+  std::vector<Node> nodes_;
   std::map<std::string, std::vector<std::string>> free_devices_;  // in order
   config::DeviceInventory inventory_;
   PortPool ports_;

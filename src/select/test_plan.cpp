@@ -111,6 +111,13 @@ ResolvedSettings resolve_settings(const config::Config& config,
   settings.retries = chosen.retries.value_or(0);
   settings.retry_delay = chosen.retry_delay.value_or(config::Duration{0});
   settings.launcher = chosen.launcher.value_or(Launcher::local);
+  // Inside a Slurm allocation of several nodes every test is a job step
+  // on a node the scheduler chose (docs/launchers.md): its devices are
+  // that node's GRES.
+  if (config.allocation && settings.launcher == Launcher::local) {
+    settings.launcher = Launcher::slurm;
+    settings.job_step = true;
+  }
   settings.ranked = chosen.ranks.has_value();
   settings.nodes = chosen.nodes.value_or(0);
   settings.network = chosen.network.value_or(Network::host);
@@ -218,6 +225,13 @@ TestPlan plan_tests(std::vector<TestCase> tests,
 std::optional<std::string> network_conflict(const TestPlan& plan) {
   for (const auto& planned : plan.to_run) {
     const auto& settings = *planned.settings;
+    if (settings.network == Network::isolated && settings.job_step)
+      return fmt::format(
+          "test {} has network = \"isolated\", and inside a Slurm allocation of several nodes "
+          "every test runs as a job step, whose network ranktest cannot isolate; set network = "
+          "\"host\" for it in an [[override]], network-fallback = \"host\", or run with "
+          "--allocation off (see docs/launchers.md)",
+          planned.test->id);
     if (settings.network == Network::isolated && settings.launcher != Launcher::local)
       return fmt::format(
           "test {} has network = \"isolated\" and launcher = \"{}\": ranks that {} starts "

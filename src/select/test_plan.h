@@ -50,6 +50,8 @@ struct ResolvedSettings {
   config::Duration retry_delay{0};
   Launcher launcher = Launcher::local;
   int nodes = 0;  // slurm: the nodes the ranks span; 0: as Slurm places them
+  // launcher = "slurm" only because the run spreads over an allocation.
+  bool job_step = false;
   Network network = Network::host;
   bool private_tmpdir = false;  // TMPDIR is a folder of the attempt's own
   // Devices a launcher requests for the test (Slurm's --gpus/--gres): the

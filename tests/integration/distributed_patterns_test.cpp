@@ -203,7 +203,9 @@ TEST_P(DistributedPatterns, AProcessThatKillsItsRankIsNamedWithItsTraceback) {
     EXPECT_EQ(gone_reason.rfind("SIGKILL; probable root cause: child ", 0), 0u) << gone_reason;
     EXPECT_NE(gone_reason.find("(python3"), std::string::npos) << gone_reason;
     EXPECT_NE(gone_reason.find("exited with code 3"), std::string::npos) << gone_reason;
-    if (as_nobody) EXPECT_NE(gone_reason.find("(python3) exited"), std::string::npos) << gone_reason;
+    if (as_nobody) {
+      EXPECT_NE(gone_reason.find("(python3) exited"), std::string::npos) << gone_reason;
+    }
     EXPECT_NE(output.find("ranktest: 1 passed, 2 failed, 0 skipped"), std::string::npos) << output;
   }
 }

@@ -56,9 +56,11 @@ void Workdir::write(const std::string& name, const std::string& content) const {
   std::ofstream(path_ / name, std::ios::binary) << content;
 }
 
-Invocation run_ranktest(const Workdir& workdir,
-                        const std::vector<std::string>& args, int signal,
-                        const std::function<bool()>& ready) {
+namespace {
+
+Invocation run_wrapped(const std::vector<std::string>& wrapper, const Workdir& workdir,
+                       const std::vector<std::string>& args, int signal,
+                       const std::function<bool()>& ready) {
   Invocation result;
   result.workdir = workdir.path();
   const auto out_path = workdir.path() / "ranktest.stdout";
@@ -72,10 +74,12 @@ Invocation run_ranktest(const Workdir& workdir,
     dup2(err, 2);
     // The suite may itself run under ranktest: start from a clean slate.
     unsetenv("RANKTEST_TEST_ID");
-    std::vector<char*> argv{const_cast<char*>(RANKTEST_BINARY)};
+    std::vector<char*> argv;
+    for (const auto& arg : wrapper) argv.push_back(const_cast<char*>(arg.c_str()));
+    argv.push_back(const_cast<char*>(RANKTEST_BINARY));
     for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
     argv.push_back(nullptr);
-    execv(RANKTEST_BINARY, argv.data());
+    execvp(argv.front(), argv.data());
     _exit(127);
   }
   if (signal != 0) {
@@ -94,6 +98,18 @@ Invocation run_ranktest(const Workdir& workdir,
     std::fprintf(stderr, "ranktest exited 4 (internal error); it printed on stderr:\n%s\n",
                  result.err.c_str());
   return result;
+}
+
+}  // namespace
+
+Invocation run_ranktest(const Workdir& workdir, const std::vector<std::string>& args, int signal,
+                        const std::function<bool()>& ready) {
+  return run_wrapped({}, workdir, args, signal, ready);
+}
+
+Invocation run_ranktest_inside(const std::vector<std::string>& wrapper, const Workdir& workdir,
+                               const std::vector<std::string>& args) {
+  return run_wrapped(wrapper, workdir, args, 0, {});
 }
 
 std::vector<std::string> Invocation::out_lines() const {

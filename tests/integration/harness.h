@@ -47,6 +47,10 @@ Invocation run_ranktest(const Workdir& workdir,
                         const std::vector<std::string>& args, int signal = 0,
                         const std::function<bool()>& ready = {});
 
+// The same, run by `wrapper` (`salloc --nodes=3 --`): wrapper... ranktest args...
+Invocation run_ranktest_inside(const std::vector<std::string>& wrapper, const Workdir& workdir,
+                               const std::vector<std::string>& args);
+
 std::string read_file(const std::filesystem::path& path);
 
 // How many times `what` occurs in `text`.

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <thread>
+#include <map>
 #include <set>
 #include <string>
 
@@ -205,6 +206,68 @@ TEST(SimulatedCluster, AMasterPortTakenOnRankZerosNodeIsNotUsed) {
                       "meet at " + agreed.substr(0, agreed.find('\n'))),
             std::string::npos)
       << read_file(folder / "launcher.log");
+}
+
+// A suite inside an allocation of three nodes (salloc): every test runs as
+// a job step on a node with a free slot, so 40 one-second tests run 24 at
+// a time, never more than a node's 8 CPUs on one node, each where its
+// placement says; the run's first line names the allocation; nothing is
+// left running. A run folder one node cannot see refuses the run.
+TEST(SimulatedCluster, ASuiteSpreadsOverTheNodesOfAnAllocation) {
+  SimulatedCluster cluster(3);
+  ASSERT_EQ(cluster.error(), "") << "the simulated three-node Slurm cluster did not start";
+  Workdir dir;
+  dir.write("ranktest.toml", "[[source]]\nkind = \"gtest\"\npaths = [\"" + fixture("steps") +
+                                 "\"]\n");
+  const std::vector<std::string> salloc{"salloc", "--nodes=3", "--exclusive",
+                                        "--job-name=ranktest-suite", "--"};
+  const auto run = run_ranktest_inside(salloc, dir, {"run"});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_EQ(run.last_out_line(), "ranktest: 40 passed, 0 failed, 0 skipped") << run.out;
+  EXPECT_NE(run.out_lines().front().find("running 40 tests with 24 jobs, a process each, as job "
+                                         "steps across Slurm job "),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out_lines().front().find(" (node[1-3])"), std::string::npos) << run.out;
+  std::map<std::string, int> on_node;
+  std::map<std::string, int> most_on_node;
+  int running = 0, most = 0;
+  for (const auto& event : run.events()) {
+    if (event["event"] != "test-started" && event["event"] != "test-finished") continue;
+    const auto& nodes = event["placement"]["nodes"];
+    ASSERT_EQ(nodes.size(), 1u) << event.dump();
+    const auto node = nodes[0].get<std::string>();
+    const int step = event["event"] == "test-started" ? 1 : -1;
+    on_node[node] += step;
+    running += step;
+    most_on_node[node] = std::max(most_on_node[node], on_node[node]);
+    most = std::max(most, running);
+    if (step < 0) {
+      // The step ran where its placement says.
+      const auto& result = event["result"];
+      const auto folder =
+          std::filesystem::path(result["ranks"][0]["log"].get<std::string>()).parent_path();
+      const auto start = nlohmann::json::parse(read_file(folder / "rank-0.start.json"));
+      EXPECT_EQ(start["host"], node) << event["test"]["id"];
+    }
+  }
+  EXPECT_EQ(most_on_node.size(), 3u);
+  for (const auto& [node, count] : most_on_node) EXPECT_LE(count, 8) << node;
+  EXPECT_GT(most, 8) << "no more tests at once than one node runs";
+  EXPECT_EQ(surviving_processes(run.run_dir()), std::vector<std::string>{});
+
+  // A file system mounted here after the nodes started is not theirs.
+  const auto hidden = dir.path() / "hidden";
+  std::filesystem::create_directories(hidden);
+  ASSERT_EQ(shell("mount -t tmpfs ranktest-hidden " + hidden.string()), 0);
+  const auto refused =
+      run_ranktest_inside(salloc, dir, {"run", "--state-dir", (hidden / "state").string()});
+  shell("umount " + hidden.string());
+  EXPECT_EQ(refused.exit_code, 2) << refused.out << refused.err;
+  EXPECT_NE(refused.err.find("must be on a file system every node of Slurm job "),
+            std::string::npos)
+      << refused.err;
+  EXPECT_NE(refused.err.find("--allocation off"), std::string::npos) << refused.err;
 }
 
 }  // namespace

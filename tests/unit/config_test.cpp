@@ -205,7 +205,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "html, history, max-output, devices, port-range, suspicious-output, audit-children, "
                   "watch-workers, isolation, bisect, "
                   "max-processes, max-memory, retries, retry-delay, flaky, launcher, nodes, "
-                  "network, network-fallback, tmpdir, source, override, hint, mpirun, slurm (see "
+                  "network, network-fallback, allocation, tmpdir, source, override, hint, mpirun, slurm (see "
                   "docs/configuration.md)"},
         BadConfig{"network = \"none\"\n",
                   "ranktest.toml:1:11: key 'network' must be \"host\" or \"isolated\", not a "
