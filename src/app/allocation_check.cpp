@@ -15,6 +15,33 @@ std::string allocation_name(const launchers::SlurmAllocation& allocation) {
   return fmt::format("Slurm job {} ({})", allocation.job_id, allocation.node_list);
 }
 
+std::optional<std::string> read_node_devices(launchers::SlurmAllocation& allocation,
+                                             const std::filesystem::path& folder,
+                                             process::SignalWatch& signals) {
+  process::SpawnRequest request;
+  request.argv = {"scontrol", "show", "job", "-d", allocation.job_id};
+  request.environment = process::make_environment({}, {});
+  const auto record = folder / "allocation.txt";
+  request.stdout_path = record;
+  request.stderr_path = folder / "allocation.err";
+  const auto done = process::run_to_completion(request, signals, std::chrono::seconds(30));
+  if (!done || done->timed_out || done->interrupted_by || done->exit.signaled ||
+      done->exit.code != 0)
+    return fmt::format("the devices of {} per node could not be read (`scontrol show job -d {}` "
+                       "{}), so tests are placed on its nodes by their CPU slots alone; a "
+                       "test whose devices are busy on its node waits for them in srun",
+                       allocation_name(allocation), allocation.job_id,
+                       !done ? done.error().message
+                             : fmt::format("failed: {}", text::terminal_safe(text::read_file_tail(
+                                                             folder / "allocation.err", 200)
+                                                             .bytes)));
+  const auto devices = launchers::gres_of_nodes(text::read_file(record));
+  for (auto& node : allocation.nodes)
+    if (const auto found = devices.find(node.name); found != devices.end())
+      node.devices = found->second;
+  return std::nullopt;
+}
+
 std::optional<std::string> run_folder_unseen(const launchers::SlurmAllocation& allocation,
                                              const launchers::LauncherConfig& srun,
                                              const std::filesystem::path& folder,

@@ -20,6 +20,14 @@ std::optional<std::string> run_folder_unseen(const launchers::SlurmAllocation& a
                                              const std::filesystem::path& folder,
                                              process::SignalWatch& signals);
 
+// The devices (GRES) the job holds on each of its nodes, as `scontrol show
+// job -d` says them (kept in the run folder as allocation.txt), into
+// `allocation`; a warning when they cannot be read (tests are then placed
+// by their slots alone, Slurm still granting their devices).
+std::optional<std::string> read_node_devices(launchers::SlurmAllocation& allocation,
+                                             const std::filesystem::path& folder,
+                                             process::SignalWatch& signals);
+
 // "Slurm job 12 (node[1-3])", as the run's first line and journal say it.
 std::string allocation_name(const launchers::SlurmAllocation& allocation);
 

@@ -225,11 +225,15 @@ int run_command(const CommandLine& cli) {
   auto folder = execute::RunFolder::create(config.state_dir,
                                            execute::make_run_id(started));
   if (!folder) return fail({ExitCode::internal_error, folder.error().message});
-  if (config.allocation)
-    if (auto unseen = run_folder_unseen(*config.allocation,
-                                        config.launcher_tables.at(Launcher::slurm),
+  // Inside an allocation: the nodes' devices, once every node sees the run folder.
+  auto allocation = config.allocation;
+  if (allocation) {
+    if (auto unseen = run_folder_unseen(*allocation, config.launcher_tables.at(Launcher::slurm),
                                         folder->path(), signals))
       return fail({ExitCode::usage_error, *unseen});
+    if (auto unread = read_node_devices(*allocation, folder->path(), signals))
+      warnings.push_back(*unread);
+  }
 
   events::Dispatcher dispatcher(stderr);
   auto journal = events::Journal::open(folder->path() / "events.jsonl",
@@ -358,8 +362,9 @@ int run_command(const CommandLine& cli) {
                                                                        config.port_first + 1)));
     // Inside an allocation the nodes' slots, else this machine's.
     std::vector<schedule::NodeSlots> nodes;
-    if (config.allocation)
-      for (const auto& node : config.allocation->nodes) nodes.push_back({node.name, node.cpus});
+    if (allocation)
+      for (const auto& node : allocation->nodes)
+        nodes.push_back({node.name, node.cpus, node.devices});
     schedule::ResourcePool resources =
         config.allocation ? schedule::ResourcePool(std::move(nodes), std::move(ports))
                           : schedule::ResourcePool(config.jobs, inventory, std::move(ports));

@@ -40,7 +40,7 @@ struct LaunchShape {
   // Inside an allocation: the nodes ranktest placed the test on (its job
   // step runs there and takes only the CPUs its ranks need); empty: as
   // the launcher places them.
-  std::vector<std::string> hosts;
+  std::vector<std::string> hosts = {};
 };
 
 using EnvironmentLookup = std::function<std::optional<std::string>(const char* name)>;

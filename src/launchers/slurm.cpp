@@ -1,6 +1,8 @@
 // launcher = "slurm": srun starts the ranks as one job step, on whichever
 // nodes of the allocation (or the cluster) Slurm gives it; Slurm grants the
 // test's devices (GRES) and makes them visible itself.
+#include <algorithm>
+
 #include "launchers/host_lists.h"
 #include "launchers/launcher_kind.h"
 
@@ -17,7 +19,7 @@ class Slurm final : public LauncherKind {
     return keys;
   }
   bool cluster_places_ranks() const override { return true; }
-  //   srun --ntasks=N [--nodes=K [--ntasks-per-node=N/K]] [--nodelist=HOSTS --exact]
+  //   srun --ntasks=N [--nodes=K [--ntasks-per-node=N/K]] [--nodelist=HOSTS --exact --mem=0]
   //        [--gpus=G] [--gres=KIND:C]... --kill-on-bad-exit=0
   //        --job-name=ranktest ARGS... HELPER PLAN
   std::vector<std::string> command(const LauncherConfig& config, const LaunchShape& shape,
@@ -39,6 +41,12 @@ class Slurm final : public LauncherKind {
       std::string list;
       for (const auto& host : shape.hosts) list += (list.empty() ? "" : ",") + host;
       argv.insert(argv.end(), {"--nodelist=" + list, "--exact"});
+      // Where Slurm counts memory, a step asks for all of it unless told:
+      // --mem=0 lets it use the job's memory without holding any from the
+      // steps beside it (unless `args` says how much it takes).
+      if (std::none_of(config.args.begin(), config.args.end(),
+                       [](const auto& arg) { return arg.starts_with("--mem"); }))
+        argv.push_back("--mem=0");
     }
     for (const auto& [kind, count] : shape.cluster_devices)
       argv.push_back(kind == "cuda" ? "--gpus=" + std::to_string(count)

@@ -32,6 +32,79 @@ Expected<std::optional<SlurmAllocation>> slurm_allocation(const EnvironmentLooku
   return std::optional(std::move(allocation));
 }
 
+namespace {
+
+// How many indexes "0-1,3" names; nothing when it is not such a list.
+std::optional<int> index_count(std::string_view list) {
+  int count = 0;
+  while (!list.empty()) {
+    const auto item = list.substr(0, list.find(','));
+    list.remove_prefix(std::min(list.size(), item.size() + 1));
+    const auto dash = item.find('-');
+    const auto low = whole_number(item.substr(0, dash));
+    const auto high = dash == std::string_view::npos ? low : whole_number(item.substr(dash + 1));
+    if (!low || !high || *high < *low) return std::nullopt;
+    count += *high - *low + 1;
+  }
+  return count;
+}
+
+// One GRES entry: "gpu:a100:2(IDX:0-1)", "tpu(CNT:4)", "gpu:4": its kind
+// and count.
+std::optional<std::pair<std::string, int>> gres_entry(std::string_view entry) {
+  const auto paren = entry.find('(');
+  const auto spec = entry.substr(0, paren);
+  std::string kind(spec.substr(0, spec.find(':')));
+  if (kind.empty()) return std::nullopt;
+  if (kind == "gpu") kind = "cuda";  // as `devices = { cuda = N }` asks srun for --gpus
+  std::optional<int> count;
+  if (paren != std::string_view::npos) {
+    auto inside = entry.substr(paren + 1);
+    if (!inside.ends_with(")")) return std::nullopt;
+    inside.remove_suffix(1);
+    if (inside.starts_with("CNT:")) count = whole_number(inside.substr(4));
+    if (inside.starts_with("IDX:")) count = index_count(inside.substr(4));
+  }
+  if (!count) {
+    const auto colon = spec.rfind(':');
+    if (colon != std::string_view::npos) count = whole_number(spec.substr(colon + 1));
+  }
+  if (!count || *count <= 0) return std::nullopt;
+  return std::pair(std::move(kind), *count);
+}
+
+}  // namespace
+
+std::map<std::string, std::map<std::string, int>> gres_of_nodes(std::string_view job_detail) {
+  std::map<std::string, std::map<std::string, int>> devices;
+  while (!job_detail.empty()) {
+    auto line = job_detail.substr(0, job_detail.find('\n'));
+    job_detail.remove_prefix(std::min(job_detail.size(), line.size() + 1));
+    line.remove_prefix(std::min(line.size(), line.find_first_not_of(" \t")));
+    if (!line.starts_with("Nodes=")) continue;
+    const auto nodes = hosts_of(line.substr(6, line.find(' ') - 6));
+    const auto at = line.find(" GRES=");
+    if (!nodes || at == std::string_view::npos) continue;
+    auto list = line.substr(at + 6);
+    list = list.substr(0, list.find(' '));
+    // Entries split at commas outside parentheses ("IDX:0-1,3").
+    while (!list.empty()) {
+      std::size_t end = 0;
+      int depth = 0;
+      for (; end < list.size(); ++end) {
+        if (list[end] == '(') ++depth;
+        if (list[end] == ')') --depth;
+        if (list[end] == ',' && depth == 0) break;
+      }
+      const auto entry = gres_entry(list.substr(0, end));
+      list.remove_prefix(std::min(list.size(), end + 1));
+      if (!entry) continue;
+      for (const auto& node : *nodes) devices[node][entry->first] += entry->second;
+    }
+  }
+  return devices;
+}
+
 std::vector<AllocationNode> allocation_slots(const std::vector<AllocationNode>& nodes, int jobs) {
   if (jobs <= 0) return nodes;
   std::vector<AllocationNode> spread = nodes;

@@ -5,8 +5,10 @@
 // across an allocation").
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "launchers/launcher_kind.h"
@@ -17,6 +19,9 @@ namespace ranktest::launchers {
 struct AllocationNode {
   std::string name;
   int cpus = 1;  // the job's CPUs there: tests' slots on that node
+  // The job's generic resources there (Slurm's GRES), as ranktest's
+  // device kinds ("gpu" is "cuda"): kind -> count.
+  std::map<std::string, int> devices = {};
 };
 
 struct SlurmAllocation {
@@ -29,6 +34,11 @@ struct SlurmAllocation {
 // tests run here as anywhere else). An error when the variables are there
 // but unreadable.
 Expected<std::optional<SlurmAllocation>> slurm_allocation(const EnvironmentLookup& lookup);
+
+// Per node, the devices the job holds there, from `scontrol show job -d`'s
+// detail lines ("Nodes=node[1-2] CPU_IDs=0-7 Mem=0 GRES=gpu:a100:2(IDX:0-1)"):
+// node -> kind -> count. Nodes without GRES are absent.
+std::map<std::string, std::map<std::string, int>> gres_of_nodes(std::string_view job_detail);
 
 // `jobs` slots spread over the nodes, each given at most its CPUs, one at
 // a time in node order ("-j 10" over 8 + 8: 5 and 5); nodes left with none

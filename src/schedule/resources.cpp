@@ -32,20 +32,20 @@ ResourcePool::ResourcePool(int slots, config::DeviceInventory devices, PortPool 
       free_devices_(devices),
       inventory_(std::move(devices)),
       ports_(std::move(ports)) {
-  nodes_.push_back(Node{"", 0, total_slots_, {}});
+  nodes_.push_back(Node{"", 0, total_slots_, {}, {}, {}});
   for (int slot = 0; slot < total_slots_; ++slot) nodes_.front().free.insert(slot);
 }
 
 ResourcePool::ResourcePool(std::vector<NodeSlots> nodes, PortPool ports)
     : placing_(true), ports_(std::move(ports)) {
   for (const auto& node : nodes) {
-    Node held{node.name, total_slots_, std::max(1, node.slots), {}};
+    Node held{node.name, total_slots_, std::max(1, node.slots), {}, node.devices, node.devices};
     for (int k = 0; k < held.slots; ++k) held.free.insert(total_slots_ + k);
     total_slots_ += held.slots;
     nodes_.push_back(std::move(held));
   }
   if (nodes_.empty()) {
-    nodes_.push_back(Node{"", 0, 1, {0}});
+    nodes_.push_back(Node{"", 0, 1, {0}, {}, {}});
     total_slots_ = 1;
   }
 }
@@ -78,11 +78,21 @@ int ResourcePool::slots_needed(const select::ResolvedSettings& settings) const {
   return std::clamp(wanted, 1, total_slots_);
 }
 
-std::optional<std::vector<std::size_t>> ResourcePool::pick_nodes(int per_node,
-                                                                 std::size_t count) const {
+std::optional<std::vector<std::size_t>> ResourcePool::pick_nodes(
+    int per_node, std::map<std::string, int>& devices, std::size_t count) const {
+  const auto has = [&](const std::map<std::string, int>& held) {
+    return std::all_of(devices.begin(), devices.end(), [&](const auto& need) {
+      const auto it = held.find(need.first);
+      return it != held.end() && it->second >= need.second;
+    });
+  };
+  std::size_t ever = 0;
+  for (const auto& node : nodes_) ever += has(node.devices) ? 1 : 0;
+  if (ever < count) devices.clear();  // never here: Slurm's to refuse
   std::vector<std::size_t> fitting;
   for (std::size_t k = 0; k < nodes_.size(); ++k)
-    if (static_cast<int>(nodes_[k].free.size()) >= per_node) fitting.push_back(k);
+    if (static_cast<int>(nodes_[k].free.size()) >= per_node && has(nodes_[k].free_devices))
+      fitting.push_back(k);
   if (fitting.size() < count) return std::nullopt;
   std::stable_sort(fitting.begin(), fitting.end(), [&](std::size_t a, std::size_t b) {
     return nodes_[a].free.size() < nodes_[b].free.size();
@@ -98,8 +108,13 @@ std::optional<Grant> ResourcePool::try_acquire(const select::ResolvedSettings& s
   const int slots = slots_needed(settings);
   const std::size_t spanned = placing_ ? nodes_spanned(settings, nodes_.size()) : 1;
   const int per_node = slots / static_cast<int>(spanned);
+  // Inside an allocation, each node's share of the test's devices.
+  std::map<std::string, int> node_devices;
+  if (placing_)
+    for (const auto& [kind, count] : settings.cluster_devices)
+      node_devices[kind] = (count + static_cast<int>(spanned) - 1) / static_cast<int>(spanned);
   // One machine: its only node, whole.
-  const auto picked = placing_ ? pick_nodes(per_node, spanned)
+  const auto picked = placing_ ? pick_nodes(per_node, node_devices, spanned)
                                : (static_cast<int>(nodes_.front().free.size()) >= slots
                                       ? std::optional(std::vector<std::size_t>{0})
                                       : std::nullopt);
@@ -119,6 +134,10 @@ std::optional<Grant> ResourcePool::try_acquire(const select::ResolvedSettings& s
   for (const auto k : *picked) {
     auto& node = nodes_[k];
     if (placing_) grant.nodes.push_back(node.name);
+    for (const auto& [kind, count] : node_devices) {
+      node.free_devices[kind] -= count;
+      grant.node_devices[node.name][kind] = count;
+    }
     for (int i = 0; i < (placing_ ? per_node : slots); ++i) {
       grant.slots.push_back(*node.free.begin());
       node.free.erase(node.free.begin());
@@ -137,6 +156,10 @@ void ResourcePool::release(const Grant& grant) {
   for (int slot : grant.slots)
     for (auto& node : nodes_)
       if (slot >= node.first && slot < node.first + node.slots) node.free.insert(slot);
+  for (const auto& [name, devices] : grant.node_devices)
+    for (auto& node : nodes_)
+      if (node.name == name)
+        for (const auto& [kind, count] : devices) node.free_devices[kind] += count;
   for (const auto& [kind, ids] : grant.devices) {
     // Back in inventory order, so grants stay predictable.
     auto& free = free_devices_[kind];

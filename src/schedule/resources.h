@@ -20,6 +20,9 @@ struct Grant {
   // Inside an allocation: the nodes its slots are on, in the allocation's
   // order (its job step runs there); empty on one machine.
   std::vector<std::string> nodes;
+  // Inside an allocation: the devices counted against each of those nodes
+  // (Slurm makes the ones it grants visible): node -> kind -> count.
+  std::map<std::string, std::map<std::string, int>> node_devices;
   std::map<std::string, std::vector<std::string>> devices;  // kind -> ids
   int port = 0;  // MASTER_PORT; 0 when none was needed
 };
@@ -50,6 +53,7 @@ class PortPool {
 struct NodeSlots {
   std::string name;
   int slots = 1;
+  std::map<std::string, int> devices = {};  // the job's GRES there, by kind
 };
 
 class ResourcePool {
@@ -57,9 +61,12 @@ class ResourcePool {
   // One machine: `slots` slots, the inventory's devices.
   ResourcePool(int slots, config::DeviceInventory devices, PortPool ports);
   // An allocation: each test takes its slots on as many nodes as it spans
-  // (its `nodes`, else one), the same number on each, on the nodes with
-  // the fewest free slots that fit it (a big test later finds a node
-  // whole); the nodes grant its devices (Slurm's GRES), so none here.
+  // (its `nodes`, else one), the same number on each, and its devices
+  // (Slurm's GRES, which Slurm grants and makes visible) shared out over
+  // them, on the nodes with the fewest free slots that fit it (a big test
+  // later finds a node whole). A test whose devices no nodes of the
+  // allocation have is placed by its slots alone: Slurm then says why it
+  // cannot start.
   ResourcePool(std::vector<NodeSlots> nodes, PortPool ports);
 
   // How many slots a test takes: one per rank (or its `slots`, where more),
@@ -83,10 +90,14 @@ class ResourcePool {
     int first = 0;     // its slots are first .. first + slots - 1
     int slots = 0;
     std::set<int> free;  // slot numbers, unique across nodes
+    std::map<std::string, int> devices, free_devices;  // an allocation's, by kind
   };
-  // The nodes a test needing `per_node` slots on each of `count` nodes
-  // takes now (indexes, in order), or none.
-  std::optional<std::vector<std::size_t>> pick_nodes(int per_node, std::size_t count) const;
+  // The nodes a test needing `per_node` slots and `devices` on each of
+  // `count` nodes takes now (indexes, in order), or none. `devices` is
+  // left out where no `count` nodes ever have them.
+  std::optional<std::vector<std::size_t>> pick_nodes(int per_node,
+                                                     std::map<std::string, int>& devices,
+                                                     std::size_t count) const;
 
   int total_slots_ = 0;
   bool placing_ = false;  // an allocation's nodes

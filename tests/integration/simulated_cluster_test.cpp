@@ -256,6 +256,24 @@ TEST(SimulatedCluster, ASuiteSpreadsOverTheNodesOfAnAllocation) {
   EXPECT_GT(most, 8) << "no more tests at once than one node runs";
   EXPECT_EQ(surviving_processes(run.run_dir()), std::vector<std::string>{});
 
+  // Each node has four tpu (Slurm's GRES, cluster.sh): tests of three run
+  // one per node at a time, though slots are free.
+  Workdir devices_dir;
+  devices_dir.write("ranktest.toml", read_file(dir.path() / "ranktest.toml") +
+                                         "[[override]]\nfilter = \"*\"\ndevices = { tpu = 3 }\n");
+  const auto with_devices =
+      run_ranktest_inside(salloc, devices_dir, {"run", "--filter", "*/1?"});
+  EXPECT_EQ(with_devices.last_out_line(), "ranktest: 10 passed, 0 failed, 0 skipped")
+      << with_devices.out << with_devices.err;
+  std::map<std::string, int> holding;
+  for (const auto& event : with_devices.events()) {
+    if (event["event"] != "test-started" && event["event"] != "test-finished") continue;
+    const auto node = event["placement"]["nodes"][0].get<std::string>();
+    holding[node] += event["event"] == "test-started" ? 1 : -1;
+    EXPECT_LE(holding[node], 1) << node << " ran two tests of three tpu each at once";
+  }
+  EXPECT_EQ(holding.size(), 3u);
+
   // A file system mounted here after the nodes started is not theirs.
   const auto hidden = dir.path() / "hidden";
   std::filesystem::create_directories(hidden);

@@ -154,14 +154,19 @@ SlurmdSpoolDir=$dir/spool/%n
 SlurmdPidFile=$dir/slurmd-%n.pid
 SlurmdLogFile=$dir/log/slurmd-%n.log
 CONF
+    # Four devices of a kind no machine has, counted by Slurm only (no
+    # device file): a step asks for them with --gres=tpu:N and waits while
+    # its node's are taken, as GPUs would.
+    echo "GresTypes=tpu"
     for k in $(seq "$nodes"); do
-      echo "NodeName=node$k NodeAddr=$net.$((k + 1)) CPUs=8 RealMemory=1000 State=UNKNOWN"
+      echo "NodeName=node$k NodeAddr=$net.$((k + 1)) CPUs=8 RealMemory=1000 Gres=tpu:4 State=UNKNOWN"
     done
   fi
   echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES"
 } >"$conf"
 
 if ((nodes > 1)); then
+  echo "Name=tpu Count=4" >"$dir/gres.conf"
   for k in $(seq "$nodes"); do echo "node$k slots=8"; done >"$dir/hostfile"
   cat >"$dir/rsh" <<AGENT
 #!/bin/bash

@@ -83,9 +83,29 @@ TEST(Allocation, AJobStepRunsOnItsNodesHoldingOnlyItsCpus) {
   launchers::LaunchShape shape{4, 0, {}, {"node2", "node3"}};
   EXPECT_EQ(launchers::slurm_kind().command(srun, shape, "/bin/ranktest-rank", "/run/plan.json"),
             (std::vector<std::string>{"srun", "--ntasks=4", "--nodes=2", "--ntasks-per-node=2",
-                                      "--nodelist=node2,node3", "--exact",
+                                      "--nodelist=node2,node3", "--exact", "--mem=0",
                                       "--kill-on-bad-exit=0", "--job-name=ranktest",
                                       "/bin/ranktest-rank", "/run/plan.json"}));
+  // Memory the configuration asks for per step is its own.
+  srun.args = {"--mem-per-cpu=2G"};
+  EXPECT_EQ(launchers::slurm_kind().command(srun, shape, "/bin/ranktest-rank", "/run/plan.json")[6],
+            "--kill-on-bad-exit=0");
+}
+
+TEST(Allocation, DevicesPerNodeFromScontrol) {
+  const auto devices = launchers::gres_of_nodes(
+      "JobId=12 JobName=ci\n"
+      "   NumNodes=3 NumCPUs=24 NumTasks=3 CPUs/Task=1 ReqB:S:C:T=0:0:*:*\n"
+      "   JOB_GRES=gpu:a100:10,tpu:12\n"
+      "     Nodes=node[1-2] CPU_IDs=0-7 Mem=0 GRES=gpu:a100:4(IDX:0-3),tpu(CNT:4)\n"
+      "     Nodes=node3 CPU_IDs=0-3 Mem=0 GRES=gpu(IDX:0-1,5),tpu:4\n"
+      "     Nodes=node4 CPU_IDs=0-3 Mem=0\n"
+      "   TresPerNode=gres:tpu:4\n");
+  using Counts = std::map<std::string, int>;
+  EXPECT_EQ(devices.size(), 3u);
+  EXPECT_EQ(devices.at("node1"), (Counts{{"cuda", 4}, {"tpu", 4}}));
+  EXPECT_EQ(devices.at("node2"), (Counts{{"cuda", 4}, {"tpu", 4}}));
+  EXPECT_EQ(devices.at("node3"), (Counts{{"cuda", 3}, {"tpu", 4}}));
 }
 
 ResourcePool allocation_pool(std::vector<NodeSlots> nodes) {
@@ -133,6 +153,27 @@ TEST(AllocationSlots, RanksAcrossNodesTakeTheSameSlotsOnEach) {
   EXPECT_EQ(spanning->nodes, (std::vector<std::string>{"n1", "n2"}));
   EXPECT_EQ(spanning->slots.size(), 4u);
   EXPECT_EQ(pool.free_slots(), 7);
+}
+
+TEST(AllocationSlots, DevicesAreCountedOnTheNodeThatHasThem) {
+  auto pool = allocation_pool({{"n1", 8, {{"tpu", 4}}}, {"n2", 8, {}}, {"n3", 8, {{"tpu", 4}}}});
+  auto plan = make_plan(4);
+  for (auto& test : plan) settings_of(test).cluster_devices = {{"tpu", 3}};
+  ResourcePool::Shortage shortage;
+  const auto first = pool.try_acquire(*plan[0].settings, shortage);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->nodes, std::vector<std::string>{"n1"});
+  const auto second = pool.try_acquire(*plan[1].settings, shortage);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->nodes, std::vector<std::string>{"n3"});
+  EXPECT_FALSE(pool.try_acquire(*plan[2].settings, shortage));  // one tpu left on each
+  pool.release(*first);
+  const auto third = pool.try_acquire(*plan[2].settings, shortage);
+  ASSERT_TRUE(third);
+  EXPECT_EQ(third->nodes, std::vector<std::string>{"n1"});
+  // More than any node has: placed by its slot, for Slurm to refuse.
+  settings_of(plan[3]).cluster_devices = {{"tpu", 5}};
+  EXPECT_TRUE(pool.try_acquire(*plan[3].settings, shortage));
 }
 
 // 40 one-rank tests over three nodes of 8 slots: all three nodes are used
