@@ -56,20 +56,21 @@ int ResourcePool::free_slots() const {
   return free;
 }
 
-namespace {
-
-// How many nodes a test's job step spans inside an allocation.
-std::size_t nodes_spanned(const select::ResolvedSettings& settings, std::size_t nodes) {
-  return std::clamp<std::size_t>(static_cast<std::size_t>(std::max(settings.nodes, 1)), 1, nodes);
+std::size_t ResourcePool::nodes_spanned(const select::ResolvedSettings& settings) const {
+  // Its `nodes`; else one, or as few as hold its ranks (as Slurm would
+  // spread a step too big for one node).
+  int largest = 1;
+  for (const auto& node : nodes_) largest = std::max(largest, node.slots);
+  const int wanted = std::max(settings.ranks, settings.slots);
+  const int nodes = settings.nodes > 0 ? settings.nodes : (wanted + largest - 1) / largest;
+  return std::clamp<std::size_t>(static_cast<std::size_t>(nodes), 1, nodes_.size());
 }
-
-}  // namespace
 
 int ResourcePool::slots_needed(const select::ResolvedSettings& settings) const {
   const int wanted = std::max(settings.ranks, settings.slots);
   if (placing_) {
     // The same on each node it spans, at most what the largest node has.
-    const auto spanned = static_cast<int>(nodes_spanned(settings, nodes_.size()));
+    const auto spanned = static_cast<int>(nodes_spanned(settings));
     int largest = 1;
     for (const auto& node : nodes_) largest = std::max(largest, node.slots);
     return std::clamp((wanted + spanned - 1) / spanned, 1, largest) * spanned;
@@ -106,7 +107,7 @@ std::optional<Grant> ResourcePool::try_acquire(const select::ResolvedSettings& s
                                                Shortage& shortage) {
   shortage = Shortage::busy;
   const int slots = slots_needed(settings);
-  const std::size_t spanned = placing_ ? nodes_spanned(settings, nodes_.size()) : 1;
+  const std::size_t spanned = placing_ ? nodes_spanned(settings) : 1;
   const int per_node = slots / static_cast<int>(spanned);
   // Inside an allocation, each node's share of the test's devices.
   std::map<std::string, int> node_devices;

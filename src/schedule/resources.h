@@ -92,6 +92,8 @@ class ResourcePool {
     std::set<int> free;  // slot numbers, unique across nodes
     std::map<std::string, int> devices, free_devices;  // an allocation's, by kind
   };
+  // Inside an allocation: how many nodes the test's job step spans.
+  std::size_t nodes_spanned(const select::ResolvedSettings& settings) const;
   // The nodes a test needing `per_node` slots and `devices` on each of
   // `count` nodes takes now (indexes, in order), or none. `devices` is
   // left out where no `count` nodes ever have them.

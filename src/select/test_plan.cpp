@@ -229,8 +229,8 @@ std::optional<std::string> network_conflict(const TestPlan& plan) {
       return fmt::format(
           "test {} has network = \"isolated\", and inside a Slurm allocation of several nodes "
           "every test runs as a job step, whose network ranktest cannot isolate; set network = "
-          "\"host\" for it in an [[override]], network-fallback = \"host\", or run with "
-          "--allocation off (see docs/launchers.md)",
+          "\"host\" for it in an [[override]], or run with --allocation off (see "
+          "docs/launchers.md)",
           planned.test->id);
     if (settings.network == Network::isolated && settings.launcher != Launcher::local)
       return fmt::format(

@@ -153,6 +153,15 @@ TEST(AllocationSlots, RanksAcrossNodesTakeTheSameSlotsOnEach) {
   EXPECT_EQ(spanning->nodes, (std::vector<std::string>{"n1", "n2"}));
   EXPECT_EQ(spanning->slots.size(), 4u);
   EXPECT_EQ(pool.free_slots(), 7);
+  // More ranks than a node has and no `nodes`: as few nodes as hold them.
+  auto big = make_plan(1);
+  settings_of(big[0]).ranks = 6;
+  EXPECT_EQ(pool.slots_needed(*big[0].settings), 6);
+  pool.release(*one);
+  pool.release(*spanning);
+  const auto wide = pool.try_acquire(*big[0].settings, shortage);
+  ASSERT_TRUE(wide);
+  EXPECT_EQ(wide->nodes.size(), 2u);
 }
 
 TEST(AllocationSlots, DevicesAreCountedOnTheNodeThatHasThem) {

@@ -127,6 +127,38 @@ TEST(Overrides, TheLauncherComesFromAnOverrideTheSourceOrTheTopLevel) {
             Launcher::local);
 }
 
+// Inside an allocation of several nodes every test is a job step: a local
+// one becomes a slurm one whose devices the nodes grant, an mpirun one
+// stays; an isolated network cannot be had and says why.
+TEST(Plan, InsideAnAllocationEveryTestIsAJobStep) {
+  config::Config config;
+  config.allocation = launchers::SlurmAllocation{"12", "node[1-2]", {{"node1", 8}, {"node2", 8}}};
+  config::TestSettings gpus;
+  gpus.devices = std::map<std::string, int>{{"cuda", 2}};
+  config::TestSettings by_mpirun;
+  by_mpirun.launcher = Launcher::mpirun;
+  config.overrides.push_back({"Gpu.*", gpus, {}});
+  config.overrides.push_back({"Mpi.*", by_mpirun, {}});
+  const auto gpu_test = make_test("Gpu.Two");
+  const auto step = resolve_settings(config, gpu_test);
+  EXPECT_EQ(step.launcher, Launcher::slurm);
+  EXPECT_TRUE(step.job_step);
+  EXPECT_TRUE(step.devices.empty());
+  EXPECT_EQ(step.cluster_devices, (std::map<std::string, int>{{"cuda", 2}}));
+  EXPECT_FALSE(may_run_in_worker(PlannedTest{&gpu_test, std::make_shared<ResolvedSettings>(step)}));
+  EXPECT_EQ(resolve_settings(config, make_test("Mpi.Four")).launcher, Launcher::mpirun);
+  config::TestSettings isolated;
+  isolated.network = Network::isolated;
+  config.overrides.push_back({"*", isolated, {}});
+  const auto plan = plan_tests({make_test("Net.One")}, Selection{}, config, {});
+  const auto conflict = network_conflict(plan);
+  ASSERT_TRUE(conflict);
+  EXPECT_NE(conflict->find("inside a Slurm allocation of several nodes every test runs as a job "
+                           "step"),
+            std::string::npos)
+      << *conflict;
+}
+
 // Slurm grants the devices of its nodes: a slurm test asks this machine's
 // inventory for none (so it is never "cannot run" here) and srun for all.
 TEST(Plan, SlurmTestsRequestTheirDevicesFromTheClusterNotThisMachine) {
