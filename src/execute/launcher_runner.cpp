@@ -92,10 +92,16 @@ void ProcessTestRunner::start_with_launcher(
         config::launcher_name(settings.launcher), options_.rank_helper.string()));
 
   process::SpawnRequest request;
+  const auto& grant = running.assignment.grant;
+  // Placed on nodes: each rank holds its share of the slots it was given.
+  const int cpus_per_rank =
+      grant.nodes.empty()
+          ? 1
+          : std::max(1, static_cast<int>(grant.slots.size()) / std::max(settings.ranks, 1));
   request.argv = kind.command(
       launcher,
-      launchers::LaunchShape{settings.ranks, settings.nodes, settings.cluster_devices,
-                             running.assignment.grant.nodes},
+      launchers::LaunchShape{settings.ranks, settings.nodes, settings.cluster_devices, grant.nodes,
+                             cpus_per_rank},
       options_.rank_helper, plan_path);
   request.environment = process::make_environment({}, {});
   // With --no-capture the launcher's words go to the terminal, as the ranks' do.

@@ -41,6 +41,9 @@ struct LaunchShape {
   // step runs there and takes only the CPUs its ranks need); empty: as
   // the launcher places them.
   std::vector<std::string> hosts = {};
+  // With `hosts`: CPUs each rank holds there, where a test takes more
+  // slots than it has ranks (CTest's PROCESSORS); 1: one per rank.
+  int cpus_per_rank = 1;
 };
 
 using EnvironmentLookup = std::function<std::optional<std::string>(const char* name)>;

@@ -19,7 +19,7 @@ class Slurm final : public LauncherKind {
     return keys;
   }
   bool cluster_places_ranks() const override { return true; }
-  //   srun --ntasks=N [--nodes=K [--ntasks-per-node=N/K]] [--nodelist=HOSTS --exact --mem=0]
+  //   srun --ntasks=N [--nodes=K [--ntasks-per-node=N/K]] [--nodelist=HOSTS --exact [--cpus-per-task=C] --mem=0]
   //        [--gpus=G] [--gres=KIND:C]... --kill-on-bad-exit=0
   //        --job-name=ranktest ARGS... HELPER PLAN
   std::vector<std::string> command(const LauncherConfig& config, const LaunchShape& shape,
@@ -41,6 +41,8 @@ class Slurm final : public LauncherKind {
       std::string list;
       for (const auto& host : shape.hosts) list += (list.empty() ? "" : ",") + host;
       argv.insert(argv.end(), {"--nodelist=" + list, "--exact"});
+      if (shape.cpus_per_rank > 1)
+        argv.push_back("--cpus-per-task=" + std::to_string(shape.cpus_per_rank));
       // Where Slurm counts memory, a step asks for all of it unless told:
       // --mem=0 lets it use the job's memory without holding any from the
       // steps beside it (unless `args` says how much it takes).

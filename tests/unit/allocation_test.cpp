@@ -86,6 +86,11 @@ TEST(Allocation, AJobStepRunsOnItsNodesHoldingOnlyItsCpus) {
                                       "--nodelist=node2,node3", "--exact", "--mem=0",
                                       "--kill-on-bad-exit=0", "--job-name=ranktest",
                                       "/bin/ranktest-rank", "/run/plan.json"}));
+  // A test of 4 slots with 2 ranks: 2 CPUs each.
+  const launchers::LaunchShape wide{2, 0, {}, {"node1"}, 2};
+  const auto wide_argv =
+      launchers::slurm_kind().command(srun, wide, "/bin/ranktest-rank", "/run/plan.json");
+  EXPECT_NE(std::find(wide_argv.begin(), wide_argv.end(), "--cpus-per-task=2"), wide_argv.end());
   // Memory the configuration asks for per step is its own.
   srun.args = {"--mem-per-cpu=2G"};
   EXPECT_EQ(launchers::slurm_kind().command(srun, shape, "/bin/ranktest-rank", "/run/plan.json")[6],
