@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/file.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -286,6 +287,48 @@ TEST(SimulatedCluster, ASuiteSpreadsOverTheNodesOfAnAllocation) {
             std::string::npos)
       << refused.err;
   EXPECT_NE(refused.err.find("--allocation off"), std::string::npos) << refused.err;
+}
+
+// The runner SIGKILLed inside an allocation whose job lives on (an sbatch
+// script's next line), while a test's ranks hang on two nodes: its srun
+// ends them (it got SIGTERM as its parent died), nothing of the run is left
+// on any node while the job still runs, and `ranktest report` rebuilds it.
+TEST(SimulatedCluster, ARunnerKilledInsideAnAllocationLeavesNothingOnAnyNode) {
+  SimulatedCluster cluster(2);
+  ASSERT_EQ(cluster.error(), "") << "the simulated two-node Slurm cluster did not start";
+  Workdir dir;
+  dir.write("ranktest.toml", "[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+                             "paths = [\"" RANKTEST_SOURCE_DIR "/tests/python_nodes\"]\n"
+                             "[[override]]\nfilter = \"*\"\nnodes = 2\ntimeout = \"5m\"\n");
+  const auto folder = dir.path().string();
+  // The job outlives its ranktest by 30 s (or until scancel).
+  ASSERT_EQ(shell("cd " + folder + " && setsid salloc --nodes=2 --exclusive "
+                  "--job-name=ranktest-killed -- bash -c '\"$0\" \"$@\" & echo $! > ranktest.pid; "
+                  "wait; sleep 30' " RANKTEST_BINARY " run --filter '*hang*' > salloc.log 2>&1 &"),
+            0);
+  const auto runs = dir.path() / ".ranktest" / "runs";
+  bool started = false;
+  for (int wait = 0; wait < 600 && !started; ++wait) {
+    std::error_code error;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(runs, error))
+      if (entry.path().filename() == "rank-3.start.json") started = true;
+    if (!started) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(started) << read_file(dir.path() / "salloc.log");
+  const auto run_dir = std::filesystem::canonical(runs / "latest");
+  const int runner = std::stoi(read_file(dir.path() / "ranktest.pid"));
+  ASSERT_EQ(::kill(runner, SIGKILL), 0);
+  for (int wait = 0; wait < 150 && !surviving_processes(run_dir).empty(); ++wait)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::string jobs;
+  shell("squeue -h -n ranktest-killed -o %i", &jobs);
+  EXPECT_NE(jobs, "") << "the job ended before the check: it, not ranktest, ended the ranks";
+  EXPECT_EQ(surviving_processes(run_dir), std::vector<std::string>{})
+      << "ranks outlived their SIGKILLed runner inside the allocation";
+  shell("scancel -n ranktest-killed");
+  const auto rebuilt = run_ranktest(dir, {"report", run_dir.string()});
+  EXPECT_NE(rebuilt.out.find("1 test not run: runner died"), std::string::npos) << rebuilt.out;
+  EXPECT_NE(rebuilt.out.find("as job steps across Slurm job "), std::string::npos) << rebuilt.out;
 }
 
 }  // namespace
