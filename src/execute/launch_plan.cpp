@@ -40,6 +40,7 @@ std::string launch_plan_json(const LaunchPlan& plan) {
               {"folder", plan.folder.string()},
               {"master_address", plan.master_address},
               {"node_order", plan.node_order},
+              {"runner_host", plan.runner_host},
               {"ranks", std::move(ranks)}}
       .dump();
 }
@@ -51,6 +52,7 @@ Expected<LaunchPlan> parse_launch_plan(std::string_view text) {
     plan.folder = doc.at("folder").get<std::string>();
     plan.master_address = doc.at("master_address").get<std::string>();
     plan.node_order = doc.value("node_order", std::vector<std::string>{});
+    plan.runner_host = doc.value("runner_host", std::string());
     for (const auto& entry : doc.at("ranks")) {
       RankPlan rank;
       rank.argv = entry.at("argv").get<std::vector<std::string>>();

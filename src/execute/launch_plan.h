@@ -38,6 +38,9 @@ struct LaunchPlan {
   // node index (GROUP_RANK) is its host's position where the launcher
   // names none. Empty: Slurm's node index is used.
   std::vector<std::string> node_order;
+  // The host name of the machine ranktest runs on, whose port locks hold
+  // the planned MASTER_PORT: rank 0 on another node locks it there too.
+  std::string runner_host;
   std::vector<RankPlan> ranks;
 };
 

@@ -57,17 +57,27 @@ std::optional<int> planned_port(const execute::LaunchPlan& plan, int rank) {
 }  // namespace
 
 std::optional<int> agreed_master_port(const execute::LaunchPlan& plan, int rank,
-                                      const std::string& host, std::string& note) {
+                                      const std::string& host, process::PortLocks& locks,
+                                      std::string& note) {
   const auto planned = planned_port(plan, rank);
   if (!planned) return std::nullopt;
   const auto record = execute::master_port_path(plan.folder);
   if (rank == 0) {
+    // The runner's machine: its own lock holds the planned port already.
+    const bool elsewhere = !plan.runner_host.empty() && plan.runner_host != host;
+    const auto free = [&](int port) {
+      return elsewhere ? locks.claim(port) : process::tcp_port_is_free(port);
+    };
     int port = *planned;
-    if (!process::tcp_port_is_free(port))
-      if (const auto free = kernel_chosen_port()) {
-        port = *free;
+    if (!free(port))
+      for (int attempt = 0; attempt < 20; ++attempt) {
+        const auto chosen = kernel_chosen_port();
+        if (!chosen || !free(*chosen)) continue;
+        port = *chosen;
         note = "MASTER_PORT " + std::to_string(*planned) + " is in use on " + host +
-               " (rank 0's node); the ranks meet at " + std::to_string(port);
+               " (rank 0's node)" + (elsewhere ? " or held by another ranktest there" : "") +
+               "; the ranks meet at " + std::to_string(port);
+        break;
       }
     (void)execute::write_file_atomically(record, std::to_string(port) + "\n");
     return port;

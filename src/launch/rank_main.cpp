@@ -229,7 +229,9 @@ int main(int argc, char** argv) {
 
   // Free on rank 0's node, which may not be the machine that reserved it.
   std::string port_note;
-  const auto master_port = launch::agreed_master_port(*plan, rank, host_name(), port_note);
+  process::PortLocks port_locks;  // held until this rank ends
+  const auto master_port =
+      launch::agreed_master_port(*plan, rank, host_name(), port_locks, port_note);
   if (!port_note.empty()) std::fprintf(stderr, "ranktest-rank: %s\n", port_note.c_str());
 
   const auto node_index = identity->node_index ? identity->node_index

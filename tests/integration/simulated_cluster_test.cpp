@@ -173,18 +173,31 @@ INSTANTIATE_TEST_SUITE_P(SimulatedCluster, RanksAcrossNodes, ::testing::Values("
                          [](const auto& info) { return info.param; });
 
 // The MASTER_PORT ranktest reserved on its own machine is taken on rank 0's
-// node (a server of something else listens there): rank 0 takes a port that
-// is free there, every rank meets at it, and launcher.log says so.
-TEST(SimulatedCluster, AMasterPortTakenOnRankZerosNodeIsNotUsed) {
+// node, by a server of something else listening there or by another
+// ranktest's port lock on that node: rank 0 takes a port that is free
+// there, every rank meets at it, and launcher.log says so.
+class MasterPortOnRankZerosNode : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(MasterPortOnRankZerosNode, IsNotUsedWhenTaken) {
   SimulatedCluster cluster(2);
   ASSERT_EQ(cluster.error(), "") << "the simulated two-node Slurm cluster did not start";
   const std::string taken = "29871";
-  std::string listener;
-  ASSERT_EQ(shell("nsenter --net=" + cluster.netns(1) +
-                      " python3 -c 'import socket, time; s = socket.socket(); s.bind((\"\", " +
-                      taken + ")); s.listen(); time.sleep(120)' >/dev/null 2>&1 & echo $!",
-                  &listener),
-            0);
+  std::string holder;
+  if (GetParam() == "listening") {
+    ASSERT_EQ(shell("nsenter --net=" + cluster.netns(1) +
+                        " python3 -c 'import socket, time; s = socket.socket(); s.bind((\"\", " +
+                        taken + ")); s.listen(); time.sleep(120)' >/dev/null 2>&1 & echo $!",
+                    &holder),
+              0);
+  } else {
+    // Node 1's own port locks (its TMPDIR, cluster.sh), as a ranktest
+    // running there holds them.
+    const auto locks = cluster.dir() / "tmp" / "node1" / "ranktest-ports";
+    ASSERT_EQ(shell("mkdir -p " + locks.string() + " && flock " + (locks / (taken + ".lock")).string() +
+                        " sleep 120 >/dev/null 2>&1 & echo $!",
+                    &holder),
+              0);
+  }
   Workdir dir;
   dir.write("ranktest.toml",
             "port-range = [" + taken + ", " + taken + "]\n"
@@ -193,7 +206,7 @@ TEST(SimulatedCluster, AMasterPortTakenOnRankZerosNodeIsNotUsed) {
             "paths = [\"" RANKTEST_SOURCE_DIR "/tests/python_nodes\"]\n"
             "[[override]]\nfilter = \"*\"\nnodes = 2\n");
   const auto run = run_ranktest(dir, {"run", "--filter", "*span*"});
-  shell("kill " + listener);
+  shell("pkill -P " + holder + "; kill " + holder);  // flock's sleep, then flock
   const auto finished = run.finished();
   ASSERT_EQ(finished.size(), 1u) << run.out;
   const auto& span = finished.begin()->second["result"];
@@ -203,11 +216,16 @@ TEST(SimulatedCluster, AMasterPortTakenOnRankZerosNodeIsNotUsed) {
   const auto agreed = read_file(folder / "master-port");
   EXPECT_NE(agreed, taken + "\n");
   EXPECT_NE(read_file(folder / "launcher.log")
-                .find("MASTER_PORT " + taken + " is in use on node1 (rank 0's node); the ranks "
-                      "meet at " + agreed.substr(0, agreed.find('\n'))),
+                .find("MASTER_PORT " + taken + " is in use on node1 (rank 0's node) or held by "
+                      "another ranktest there; the ranks meet at " +
+                      agreed.substr(0, agreed.find('\n'))),
             std::string::npos)
       << read_file(folder / "launcher.log");
 }
+
+INSTANTIATE_TEST_SUITE_P(SimulatedCluster, MasterPortOnRankZerosNode,
+                         ::testing::Values("listening", "locked"),
+                         [](const auto& info) { return info.param; });
 
 // A suite inside an allocation of three nodes (salloc): every test runs as
 // a job step on a node with a free slot, so 40 one-second tests run 24 at
@@ -302,9 +320,12 @@ TEST(SimulatedCluster, ARunnerKilledInsideAnAllocationLeavesNothingOnAnyNode) {
                              "[[override]]\nfilter = \"*\"\nnodes = 2\ntimeout = \"5m\"\n");
   const auto folder = dir.path().string();
   // The job outlives its ranktest by 30 s (or until scancel).
+  std::string salloc;
   ASSERT_EQ(shell("cd " + folder + " && setsid salloc --nodes=2 --exclusive "
                   "--job-name=ranktest-killed -- bash -c '\"$0\" \"$@\" & echo $! > ranktest.pid; "
-                  "wait; sleep 30' " RANKTEST_BINARY " run --filter '*hang*' > salloc.log 2>&1 &"),
+                  "wait; sleep 30' " RANKTEST_BINARY " run --filter '*hang*' > salloc.log 2>&1 & "
+                  "echo $!",
+                  &salloc),
             0);
   const auto runs = dir.path() / ".ranktest" / "runs";
   bool started = false;
@@ -325,7 +346,12 @@ TEST(SimulatedCluster, ARunnerKilledInsideAnAllocationLeavesNothingOnAnyNode) {
   EXPECT_NE(jobs, "") << "the job ended before the check: it, not ranktest, ended the ranks";
   EXPECT_EQ(surviving_processes(run_dir), std::vector<std::string>{})
       << "ranks outlived their SIGKILLed runner inside the allocation";
+  // The job ends, and salloc with it.
   shell("scancel -n ranktest-killed");
+  const int salloc_pid = std::stoi(salloc);
+  for (int wait = 0; wait < 100 && ::kill(salloc_pid, 0) == 0; ++wait)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  shell("pkill -KILL -s " + std::to_string(salloc_pid) + " 2>/dev/null");
   const auto rebuilt = run_ranktest(dir, {"report", run_dir.string()});
   EXPECT_NE(rebuilt.out.find("1 test not run: runner died"), std::string::npos) << rebuilt.out;
   EXPECT_NE(rebuilt.out.find("as job steps across Slurm job "), std::string::npos) << rebuilt.out;

@@ -14,8 +14,10 @@
 # route or address of this machine uses), and its own /etc/hosts (a
 # bind mount seen only inside the node) naming every node, so a rank on one
 # node reaches rank 0's by name. The nodes share this machine's processes
-# and files (the run folder is on a file system every node sees) and
-# slurmctld runs outside them, at NET.1. OpenMPI reaches the same nodes:
+# and files (the run folder is on a file system every node sees), but each
+# has a TMPDIR of its own (DIR/tmp/nodeK, set by a TaskProlog and by the
+# rsh agent), as nodes' /tmp are their own; slurmctld runs outside them,
+# at NET.1. OpenMPI reaches the same nodes:
 # DIR/hostfile names them and DIR/rsh, mpirun's rsh agent (--mca
 # plm_rsh_agent DIR/rsh), runs a command inside a node's namespaces.
 #
@@ -158,6 +160,9 @@ CONF
     # device file): a step asks for them with --gres=tpu:N and waits while
     # its node's are taken, as GPUs would.
     echo "GresTypes=tpu"
+    # A node's own TMPDIR (DIR/tmp/nodeK), as a cluster node's /tmp is its
+    # own: ranktest's port locks there are that node's.
+    echo "TaskProlog=$dir/task-prolog"
     for k in $(seq "$nodes"); do
       echo "NodeName=node$k NodeAddr=$net.$((k + 1)) CPUs=8 RealMemory=1000 Gres=tpu:4 State=UNKNOWN"
     done
@@ -167,6 +172,13 @@ CONF
 
 if ((nodes > 1)); then
   echo "Name=tpu Count=4" >"$dir/gres.conf"
+  for k in $(seq "$nodes"); do mkdir -p "$dir/tmp/node$k"; done
+  chmod -R 1777 "$dir/tmp"
+  cat >"$dir/task-prolog" <<PROLOG
+#!/bin/sh
+echo "export TMPDIR=$dir/tmp/\$(hostname)"
+PROLOG
+  chmod +x "$dir/task-prolog"
   for k in $(seq "$nodes"); do echo "node$k slots=8"; done >"$dir/hostfile"
   cat >"$dir/rsh" <<AGENT
 #!/bin/bash
@@ -175,7 +187,7 @@ if ((nodes > 1)); then
 host=\$1
 shift
 pid=\$(cat "$dir/slurmd-\$host.pid") || { echo "rsh: no node \$host in $dir" >&2; exit 255; }
-exec nsenter -t "\$pid" -n -u -m -- /bin/sh -c "\$*"
+exec nsenter -t "\$pid" -n -u -m -- env TMPDIR="$dir/tmp/\$host" /bin/sh -c "\$*"
 AGENT
   chmod +x "$dir/rsh"
 fi
