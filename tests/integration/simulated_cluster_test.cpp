@@ -206,7 +206,8 @@ TEST_P(MasterPortOnRankZerosNode, IsNotUsedWhenTaken) {
             "paths = [\"" RANKTEST_SOURCE_DIR "/tests/python_nodes\"]\n"
             "[[override]]\nfilter = \"*\"\nnodes = 2\n");
   const auto run = run_ranktest(dir, {"run", "--filter", "*span*"});
-  shell("pkill -P " + holder + "; kill " + holder);  // flock's sleep, then flock
+  const auto pid = std::to_string(std::stoi(holder));  // `$!`, without its newline
+  shell("pkill -P " + pid + "; kill " + pid);  // flock's sleep, then flock (or the server)
   const auto finished = run.finished();
   ASSERT_EQ(finished.size(), 1u) << run.out;
   const auto& span = finished.begin()->second["result"];
