@@ -12,6 +12,10 @@ Expected<std::optional<SlurmAllocation>> slurm_allocation(const EnvironmentLooku
   const auto job = lookup("SLURM_JOB_ID");
   const auto list = lookup("SLURM_JOB_NODELIST");
   if (!job || !list) return std::optional<SlurmAllocation>();
+  // Inside a job step (`srun ranktest run`) the step holds its nodes' CPUs:
+  // steps started from it would wait for them. Only the batch script or
+  // the salloc shell, which no step runs, spreads the suite.
+  if (lookup("SLURM_STEP_ID")) return std::optional<SlurmAllocation>();
   const auto hosts = hosts_of(*list);
   if (!hosts || hosts->empty())
     return Error{fmt::format("SLURM_JOB_NODELIST={} is not a Slurm host list; run ranktest inside "

@@ -30,9 +30,9 @@ struct SlurmAllocation {
   std::vector<AllocationNode> nodes;
 };
 
-// nullopt: not inside a Slurm job, or inside one of a single node (its
-// tests run here as anywhere else). An error when the variables are there
-// but unreadable.
+// nullopt: not inside a Slurm job, inside one of a single node, or inside
+// one of its job steps (`srun ranktest run`): its tests run here as
+// anywhere else. An error when the variables are there but unreadable.
 Expected<std::optional<SlurmAllocation>> slurm_allocation(const EnvironmentLookup& lookup);
 
 // Per node, the devices the job holds there, from `scontrol show job -d`'s

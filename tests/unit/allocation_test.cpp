@@ -52,6 +52,13 @@ TEST(Allocation, ReadFromTheVariablesSlurmGivesTheJob) {
                                                       {"SLURM_JOB_NODELIST", "node1"},
                                                       {"SLURM_JOB_CPUS_PER_NODE", "8"}}))
                    ->has_value());
+  // Run by srun, inside a step that holds its node's CPUs: steps started
+  // from it would wait for them.
+  EXPECT_FALSE(launchers::slurm_allocation(lookup_in({{"SLURM_JOB_ID", "12"},
+                                                      {"SLURM_JOB_NODELIST", "node[1-2]"},
+                                                      {"SLURM_JOB_CPUS_PER_NODE", "8(x2)"},
+                                                      {"SLURM_STEP_ID", "0"}}))
+                   ->has_value());
   // Unreadable: said, naming the variable and the way out.
   const auto bad = launchers::slurm_allocation(lookup_in(
       {{"SLURM_JOB_ID", "12"}, {"SLURM_JOB_NODELIST", "node[1-3]"},
