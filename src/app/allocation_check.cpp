@@ -51,11 +51,11 @@ std::optional<std::string> run_folder_unseen(const launchers::SlurmAllocation& a
   if (auto written = execute::write_file_atomically(check, token + "\n"); !written)
     return written.error().message;
   const auto nodes = std::to_string(allocation.nodes.size());
-  std::string list;
-  for (const auto& node : allocation.nodes) list += (list.empty() ? "" : ",") + node.name;
+  std::vector<std::string> names;
+  for (const auto& node : allocation.nodes) names.push_back(node.name);
   process::SpawnRequest request;
   request.argv = {srun.command, "--nodes=" + nodes, "--ntasks=" + nodes,
-                  "--ntasks-per-node=1", "--nodelist=" + list, "--exact",
+                  "--ntasks-per-node=1", fmt::format("--nodelist={}", fmt::join(names, ",")), "--exact",
                   "--job-name=ranktest-check", "--label"};
   request.argv.insert(request.argv.end(), srun.args.begin(), srun.args.end());
   request.argv.insert(request.argv.end(), {"cat", check.string()});

@@ -5,7 +5,6 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <cstdlib>
 
 #include <set>
 #include <unordered_set>
@@ -89,10 +88,7 @@ std::variant<config::Config, Failure> load_configuration(const CommandLine& cli,
   // -j counts the allocation's slots, by default every CPU it holds.
   // With --no-capture the one test at a time runs here, on the terminal.
   if (!config.allocation_off && !cli.no_capture) {
-    auto found = launchers::slurm_allocation([](const char* name) -> std::optional<std::string> {
-      const char* value = std::getenv(name);
-      return value ? std::optional<std::string>(value) : std::nullopt;
-    });
+    auto found = launchers::slurm_allocation(launchers::own_environment());
     if (!found) return Failure{ExitCode::usage_error, found.error().message};
     if (*found) {
       config.allocation = std::move(**found);

@@ -295,7 +295,7 @@ int run_command(const CommandLine& cli) {
                                              [](const auto& test) {
                                                return select::may_run_in_worker(test);
                                              })),
-      config.allocation ? allocation_name(*config.allocation) : std::string()});
+      allocation ? allocation_name(*allocation) : std::string()});
   // Warnings are events: in the journal, so `ranktest report` says them too.
   const auto warn = [&](const std::string& message) {
     dispatcher.dispatch(events::RunWarning{folder->run_id(), Clock::now(), message});
@@ -366,7 +366,7 @@ int run_command(const CommandLine& cli) {
       for (const auto& node : allocation->nodes)
         nodes.push_back({node.name, node.cpus, node.devices});
     schedule::ResourcePool resources =
-        config.allocation ? schedule::ResourcePool(std::move(nodes), std::move(ports))
+        allocation ? schedule::ResourcePool(std::move(nodes), std::move(ports))
                           : schedule::ResourcePool(config.jobs, inventory, std::move(ports));
     schedule::ScheduleOptions options;
     options.fail_fast = config.fail_fast;

@@ -22,6 +22,7 @@
 #include "launchers/launcher_kind.h"
 #include "process/exit_status.h"
 #include "text/file_tail.h"
+#include "process/host_name.h"
 #include "text/sanitize.h"
 
 namespace ranktest::execute {
@@ -74,9 +75,7 @@ void ProcessTestRunner::start_with_launcher(
   plan.test_id = running.test->test->id;
   plan.folder = running.folder;
   plan.node_order = kind.hosts_in_order(launcher);
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  plan.runner_host = host;
+  plan.runner_host = process::host_name();
   if (!plan.node_order.empty()) plan.master_address = plan.node_order.front();
   plan.ranks = std::move(ranks);
   // A cluster that places the ranks makes the devices it granted visible

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <thread>
 
+#include "process/host_name.h"
 
 namespace ranktest::history {
 namespace {
@@ -367,8 +368,7 @@ std::string git_commit(std::filesystem::path folder) {
 
 RunContext detect_context(const std::filesystem::path& folder) {
   RunContext context;
-  char host[256] = {};
-  if (gethostname(host, sizeof host - 1) == 0) context.host = host;
+  context.host = process::host_name();
   for (const char* variable : {"GITHUB_SHA", "CI_COMMIT_SHA", "BUILDKITE_COMMIT", "GIT_COMMIT"})
     if (const char* value = std::getenv(variable); value && *value) {
       context.commit = value;

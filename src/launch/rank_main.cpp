@@ -43,6 +43,7 @@
 #include "execute/stack_dump.h"
 #include "process/exit_status.h"
 #include "process/process_scan.h"
+#include "process/host_name.h"
 #include "text/file_tail.h"
 
 namespace {
@@ -56,12 +57,6 @@ constexpr auto kStackDumpTime = std::chrono::seconds(15);
 [[noreturn]] void fail(const std::string& message) {
   std::fprintf(stderr, "ranktest-rank: %s\n", message.c_str());
   std::exit(2);
-}
-
-std::string host_name() {
-  char name[256] = {};
-  ::gethostname(name, sizeof name - 1);
-  return name;
 }
 
 std::int64_t realtime_ns() {
@@ -209,11 +204,7 @@ int main(int argc, char** argv) {
   if (argc != 2) fail("usage: ranktest-rank LAUNCH_PLAN (started by mpirun or srun for ranktest)");
   const auto plan = parse_launch_plan(text::read_file(argv[1]));
   if (!plan) fail(std::string(argv[1]) + ": " + plan.error().message);
-  const auto identity = rank_identity([](const char* name) -> std::optional<std::string> {
-    const char* value = std::getenv(name);
-    if (!value) return std::nullopt;
-    return std::string(value);
-  });
+  const auto identity = rank_identity(launchers::own_environment());
   if (!identity) fail(identity.error().message);
   if (static_cast<std::size_t>(identity->world) != plan->ranks.size())
     fail("the launcher started " + std::to_string(identity->world) + " tasks but test " +
@@ -231,11 +222,11 @@ int main(int argc, char** argv) {
   std::string port_note;
   process::PortLocks port_locks;  // held until this rank ends
   const auto master_port =
-      launch::agreed_master_port(*plan, rank, host_name(), port_locks, port_note);
+      launch::agreed_master_port(*plan, rank, process::host_name(), port_locks, port_note);
   if (!port_note.empty()) std::fprintf(stderr, "ranktest-rank: %s\n", port_note.c_str());
 
   const auto node_index = identity->node_index ? identity->node_index
-                                                : position_of(host_name(), plan->node_order);
+                                                : position_of(process::host_name(), plan->node_order);
 
   const pid_t test = ::fork();
   if (test < 0) fail(std::string("cannot fork: ") + std::strerror(errno));
@@ -243,7 +234,7 @@ int main(int argc, char** argv) {
                              plan->master_address, master_port, node_index);
   ::setpgid(test, test);  // whichever of parent and child runs first
 
-  const RankStart start{rank, host_name(), test, identity->job_step};
+  const RankStart start{rank, process::host_name(), test, identity->job_step};
   if (auto written = write_file_atomically(rank_start_path(plan->folder, rank),
                                            rank_start_json(start));
       !written)

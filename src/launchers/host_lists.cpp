@@ -13,64 +13,62 @@ std::optional<int> whole_number(std::string_view text) {
   return value;
 }
 
-std::string first_host_of(std::string_view host_list) {
-  const auto comma = host_list.find(',');
-  const auto bracket = host_list.find('[');
-  if (bracket == std::string_view::npos || (comma != std::string_view::npos && comma < bracket))
-    return std::string(host_list.substr(0, comma));
-  // prefix[07-09,12]suffix: the prefix, the first number of the range as
-  // written (its zero padding kept), then what follows the brackets.
-  const auto close = host_list.find(']', bracket);
-  const auto inside = host_list.substr(bracket + 1, close == std::string_view::npos
-                                                        ? std::string_view::npos
-                                                        : close - bracket - 1);
-  const auto first = inside.substr(0, inside.find_first_of("-,"));
-  std::string host(host_list.substr(0, bracket));
-  host += first;
-  if (close != std::string_view::npos) {
-    const auto rest = host_list.substr(close + 1);
-    host += rest.substr(0, rest.find(','));
+std::optional<std::vector<std::string_view>> split_outside(std::string_view list, char open,
+                                                           char close) {
+  std::vector<std::string_view> items;
+  while (!list.empty()) {
+    std::size_t end = 0;
+    int depth = 0;
+    for (; end < list.size(); ++end) {
+      if (list[end] == open) ++depth;
+      if (list[end] == close) --depth;
+      if (list[end] == ',' && depth == 0) break;
+    }
+    if (depth != 0) return std::nullopt;
+    items.push_back(list.substr(0, end));
+    list.remove_prefix(std::min(list.size(), end + 1));
   }
-  return host;
+  return items;
+}
+
+std::optional<std::pair<int, int>> number_range(std::string_view item) {
+  const auto dash = item.find('-');
+  const auto low = whole_number(item.substr(0, dash));
+  const auto high = dash == std::string_view::npos ? low : whole_number(item.substr(dash + 1));
+  if (!low || !high || *high < *low) return std::nullopt;
+  return std::pair(*low, *high);
+}
+
+std::string first_host_of(std::string_view host_list) {
+  if (const auto hosts = hosts_of(host_list); hosts && !hosts->empty()) return hosts->front();
+  return std::string(host_list.substr(0, host_list.find(',')));  // not a host list: as written
 }
 
 std::optional<std::vector<std::string>> hosts_of(std::string_view host_list) {
+  const auto items = split_outside(host_list, '[', ']');
+  if (!items) return std::nullopt;
   std::vector<std::string> hosts;
-  while (!host_list.empty()) {
-    // One item: up to the first comma outside brackets.
-    std::size_t end = 0;
-    int depth = 0;
-    for (; end < host_list.size(); ++end) {
-      if (host_list[end] == '[') ++depth;
-      if (host_list[end] == ']') --depth;
-      if (host_list[end] == ',' && depth == 0) break;
-    }
-    if (depth != 0) return std::nullopt;
-    const auto item = host_list.substr(0, end);
-    host_list.remove_prefix(std::min(host_list.size(), end + 1));
+  for (const auto item : *items) {
     const auto open = item.find('[');
     if (open == std::string_view::npos) {
       if (item.empty()) return std::nullopt;
       hosts.emplace_back(item);
       continue;
     }
+    // prefix[07-09,12]suffix
     const auto close = item.find(']', open);
     const auto prefix = item.substr(0, open);
     const auto suffix = item.substr(close + 1);
-    auto ranges = item.substr(open + 1, close - open - 1);
-    while (!ranges.empty()) {
-      const auto range = ranges.substr(0, ranges.find(','));
-      ranges.remove_prefix(std::min(ranges.size(), range.size() + 1));
-      const auto dash = range.find('-');
-      const auto low_text = range.substr(0, dash);
-      const auto low = whole_number(low_text);
-      const auto high = dash == std::string_view::npos ? low : whole_number(range.substr(dash + 1));
-      if (!low || !high || *high < *low) return std::nullopt;
-      for (int number = *low; number <= *high; ++number) {
-        // The range's zero padding, as written ("07-09": 07, 08, 09).
+    const auto ranges = split_outside(item.substr(open + 1, close - open - 1), '[', ']');
+    if (!ranges) return std::nullopt;
+    for (const auto range : *ranges) {
+      const auto numbers = number_range(range);
+      if (!numbers) return std::nullopt;
+      // The range's zero padding, as written ("07-09": 07, 08, 09).
+      const auto width = range.substr(0, range.find('-')).size();
+      for (int number = numbers->first; number <= numbers->second; ++number) {
         auto digits = std::to_string(number);
-        if (digits.size() < low_text.size())
-          digits.insert(0, low_text.size() - digits.size(), '0');
+        if (digits.size() < width) digits.insert(0, width - digits.size(), '0');
         hosts.push_back(std::string(prefix) + digits + std::string(suffix));
       }
     }

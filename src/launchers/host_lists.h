@@ -5,12 +5,22 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace ranktest::launchers {
 
 // A non-negative decimal that is the whole of `text`.
 std::optional<int> whole_number(std::string_view text);
+
+// The items of a comma-separated list, split only at commas outside
+// `open` ... `close` ("node[1-2],gpu1" with brackets: node[1-2], gpu1);
+// nothing when those do not pair up.
+std::optional<std::vector<std::string_view>> split_outside(std::string_view list, char open,
+                                                           char close);
+
+// "3-5" -> 3, 5; "7" -> 7, 7. Nothing for anything else.
+std::optional<std::pair<int, int>> number_range(std::string_view item);
 
 // The first host of a Slurm host list: "node[07-09,12],gpu1" -> "node07".
 std::string first_host_of(std::string_view host_list);

@@ -47,6 +47,8 @@ struct LaunchShape {
 };
 
 using EnvironmentLookup = std::function<std::optional<std::string>(const char* name)>;
+// This process's own environment (getenv).
+EnvironmentLookup own_environment();
 
 // The variables a launcher sets in each rank it starts, which ranktest-rank
 // reads to know which rank it is (rank_identity.h). Each list in the order

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+
 #include "launchers/host_lists.h"
 #include "text/word_list.h"
 
@@ -46,6 +48,14 @@ std::string names_of(std::vector<const char*> IdentityVariables::*member) {
 }
 
 }  // namespace
+
+EnvironmentLookup own_environment() {
+  return [](const char* name) -> std::optional<std::string> {
+    const char* value = std::getenv(name);
+    if (!value) return std::nullopt;
+    return std::string(value);
+  };
+}
 
 std::function<std::optional<std::optional<int>>(const EnvironmentLookup&)> local_world_in(
     const char* variable) {

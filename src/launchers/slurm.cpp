@@ -1,6 +1,8 @@
 // launcher = "slurm": srun starts the ranks as one job step, on whichever
 // nodes of the allocation (or the cluster) Slurm gives it; Slurm grants the
 // test's devices (GRES) and makes them visible itself.
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "launchers/host_lists.h"
@@ -38,9 +40,8 @@ class Slurm final : public LauncherKind {
     // only its tasks' CPUs there, so steps of other tests run beside it
     // (without --exact a step holds every CPU of its nodes).
     if (!shape.hosts.empty()) {
-      std::string list;
-      for (const auto& host : shape.hosts) list += (list.empty() ? "" : ",") + host;
-      argv.insert(argv.end(), {"--nodelist=" + list, "--exact"});
+      argv.insert(argv.end(),
+                  {fmt::format("--nodelist={}", fmt::join(shape.hosts, ",")), "--exact"});
       if (shape.cpus_per_rank > 1)
         argv.push_back("--cpus-per-task=" + std::to_string(shape.cpus_per_rank));
       // Where Slurm counts memory, a step asks for all of it unless told:

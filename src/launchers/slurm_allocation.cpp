@@ -40,15 +40,13 @@ namespace {
 
 // How many indexes "0-1,3" names; nothing when it is not such a list.
 std::optional<int> index_count(std::string_view list) {
+  const auto items = split_outside(list, '(', ')');
+  if (!items) return std::nullopt;
   int count = 0;
-  while (!list.empty()) {
-    const auto item = list.substr(0, list.find(','));
-    list.remove_prefix(std::min(list.size(), item.size() + 1));
-    const auto dash = item.find('-');
-    const auto low = whole_number(item.substr(0, dash));
-    const auto high = dash == std::string_view::npos ? low : whole_number(item.substr(dash + 1));
-    if (!low || !high || *high < *low) return std::nullopt;
-    count += *high - *low + 1;
+  for (const auto item : *items) {
+    const auto numbers = number_range(item);
+    if (!numbers) return std::nullopt;
+    count += numbers->second - numbers->first + 1;
   }
   return count;
 }
@@ -90,21 +88,12 @@ std::map<std::string, std::map<std::string, int>> gres_of_nodes(std::string_view
     const auto at = line.find(" GRES=");
     if (!nodes || at == std::string_view::npos) continue;
     auto list = line.substr(at + 6);
-    list = list.substr(0, list.find(' '));
     // Entries split at commas outside parentheses ("IDX:0-1,3").
-    while (!list.empty()) {
-      std::size_t end = 0;
-      int depth = 0;
-      for (; end < list.size(); ++end) {
-        if (list[end] == '(') ++depth;
-        if (list[end] == ')') --depth;
-        if (list[end] == ',' && depth == 0) break;
-      }
-      const auto entry = gres_entry(list.substr(0, end));
-      list.remove_prefix(std::min(list.size(), end + 1));
-      if (!entry) continue;
-      for (const auto& node : *nodes) devices[node][entry->first] += entry->second;
-    }
+    const auto entries = split_outside(list.substr(0, list.find(' ')), '(', ')');
+    if (!entries) continue;
+    for (const auto text : *entries)
+      if (const auto entry = gres_entry(text))
+        for (const auto& node : *nodes) devices[node][entry->first] += entry->second;
   }
   return devices;
 }

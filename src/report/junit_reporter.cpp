@@ -10,6 +10,7 @@
 
 #include "frameworks/framework_kind.h"
 #include "text/file_tail.h"
+#include "process/host_name.h"
 #include "text/sanitize.h"
 
 namespace ranktest::report {
@@ -217,8 +218,8 @@ void JunitReporter::on(const events::RunFinished& event) {
     if (list.empty()) order.push_back(result.test.source);
     list.push_back(&result);
   }
-  char host[256] = "localhost";
-  gethostname(host, sizeof host - 1);
+  std::string host = process::host_name();
+  if (host.empty()) host = "localhost";
 
   Tally all;
   int id = 0;

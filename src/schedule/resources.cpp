@@ -42,6 +42,7 @@ ResourcePool::ResourcePool(std::vector<NodeSlots> nodes, PortPool ports)
     Node held{node.name, total_slots_, std::max(1, node.slots), {}, node.devices, node.devices};
     for (int k = 0; k < held.slots; ++k) held.free.insert(total_slots_ + k);
     total_slots_ += held.slots;
+    largest_ = std::max(largest_, held.slots);
     nodes_.push_back(std::move(held));
   }
   if (nodes_.empty()) {
@@ -59,10 +60,8 @@ int ResourcePool::free_slots() const {
 std::size_t ResourcePool::nodes_spanned(const select::ResolvedSettings& settings) const {
   // Its `nodes`; else one, or as few as hold its ranks (as Slurm would
   // spread a step too big for one node).
-  int largest = 1;
-  for (const auto& node : nodes_) largest = std::max(largest, node.slots);
   const int wanted = std::max(settings.ranks, settings.slots);
-  const int nodes = settings.nodes > 0 ? settings.nodes : (wanted + largest - 1) / largest;
+  const int nodes = settings.nodes > 0 ? settings.nodes : (wanted + largest_ - 1) / largest_;
   return std::clamp<std::size_t>(static_cast<std::size_t>(nodes), 1, nodes_.size());
 }
 
@@ -71,9 +70,7 @@ int ResourcePool::slots_needed(const select::ResolvedSettings& settings) const {
   if (placing_) {
     // The same on each node it spans, at most what the largest node has.
     const auto spanned = static_cast<int>(nodes_spanned(settings));
-    int largest = 1;
-    for (const auto& node : nodes_) largest = std::max(largest, node.slots);
-    return std::clamp((wanted + spanned - 1) / spanned, 1, largest) * spanned;
+    return std::clamp((wanted + spanned - 1) / spanned, 1, largest_) * spanned;
   }
   if (!settings.ranks_run_here()) return 1;  // srun's, while the cluster runs the ranks
   return std::clamp(wanted, 1, total_slots_);

@@ -103,6 +103,7 @@ class ResourcePool {
 
   int total_slots_ = 0;
   bool placing_ = false;  // an allocation's nodes
+  int largest_ = 1;       // the most slots one node has
   std::vector<Node> nodes_;
   std::map<std::string, std::vector<std::string>> free_devices_;  // in order
   config::DeviceInventory inventory_;
