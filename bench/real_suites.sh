@@ -113,23 +113,31 @@ fi
 
 # pytest_suite NAME TESTS: pytest in one process, pytest -n 2 (xdist, no
 # isolation), and ranktest -j2 in both isolations: a process per test
-# (forked from the fork server) and worker processes (isolation = "worker").
+# (forked from the fork server) and worker processes (isolation =
+# "worker"), each in a folder of its own (its own history), collection
+# cached. Worker isolation runs twice: the first run tries each test that
+# fails in a worker alone as a fresh process; the second, with the first's
+# history, does not for a test that failed the same way alone.
 pytest_suite() {
-  local name=$1 tests=$2 folder=$scratch/pytest-$1
-  mkdir -p "$folder"
-  printf '[[source]]\nkind = "pytest"\npython = "%s"\npaths = ["%s"]\n' "$python" "$tests" \
-    > "$folder/source.toml"
-  { echo 'isolation = "test"'; cat "$folder/source.toml"; } > "$folder/test.toml"
-  { echo 'isolation = "worker"'; cat "$folder/source.toml"; } > "$folder/worker.toml"
-  "$ranktest" list --config "$folder/test.toml" >/dev/null 2>&1 || true  # collection cached
-  local one xdist test worker
+  local name=$1 tests=$2 folder=$scratch/pytest-$1 isolation
+  for isolation in test worker; do
+    mkdir -p "$folder/$isolation"
+    printf 'isolation = "%s"\n[[source]]\nkind = "pytest"\npython = "%s"\npaths = ["%s"]\n' \
+      "$isolation" "$python" "$tests" > "$folder/$isolation/ranktest.toml"
+    "$ranktest" list --config "$folder/$isolation/ranktest.toml" >/dev/null 2>&1 || true
+  done
+  local one xdist test worker again
   read -r one one_cpu < <(timed "$python" -m pytest -q -p no:cacheprovider "$tests")
   read -r xdist xdist_cpu < <(timed "$python" -m pytest -q -n 2 -p no:cacheprovider "$tests")
-  read -r test test_cpu < <(timed "$ranktest" run -j2 --config "$folder/test.toml" --status-level none)
-  read -r worker worker_cpu < <(timed "$ranktest" run -j2 --config "$folder/worker.toml" --status-level none)
+  read -r test test_cpu < <(timed "$ranktest" run -j2 --config "$folder/test/ranktest.toml" --status-level none)
+  read -r worker worker_cpu < <(timed "$ranktest" run -j2 --config "$folder/worker/ranktest.toml" --status-level none)
+  read -r again again_cpu < <(timed "$ranktest" run -j2 --config "$folder/worker/ranktest.toml" --status-level none)
+  local counts
+  counts=$("$ranktest" report "$folder/worker/.ranktest/runs/latest" 2>&1 | tail -1 || true)
   echo "$name: pytest ${one} s (cpu ${one_cpu} s); pytest -n 2 ${xdist} s (cpu ${xdist_cpu} s)"
   echo "$name: ranktest -j2 isolation = \"test\" ${test} s = $(ratio "$test" "$xdist")x xdist wall, cpu ${test_cpu} s = $(ratio "$test_cpu" "$xdist_cpu")x"
   echo "$name: ranktest -j2 isolation = \"worker\" ${worker} s = $(ratio "$worker" "$xdist")x xdist wall (goal <= 1.0x), cpu ${worker_cpu} s = $(ratio "$worker_cpu" "$xdist_cpu")x (goal <= 1.2x)"
+  echo "$name: the same again, with its history ${again} s = $(ratio "$again" "$xdist")x xdist wall, cpu ${again_cpu} s = $(ratio "$again_cpu" "$xdist_cpu")x; ${counts}"
 }
 
 numpy_run() {  # numpy_run NAME FOLDER

@@ -7,9 +7,10 @@ RANKTEST_COLLECT_OUT  write the collection here as JSON: every test with its
                       node id, file:line, markers, skip/xfail marks and the
                       arguments of ``@pytest.mark.ranktest``; collection
                       errors as errors, never as missing tests.
-RANKTEST_RESULT_FILE  write how the test went here as JSON, rewritten after
-                      each phase (setup, call, teardown), so a process that
-                      dies mid-test still leaves what happened before.
+RANKTEST_RESULT_FILE  write how the test went here: one JSON line appended
+                      per phase (setup, call, teardown) as it ends, so a
+                      process that dies mid-test still leaves what happened
+                      before (see pytest_runtest_logreport).
 RANKTEST_STACK_DIR    register faulthandler on SIGUSR2: ranktest sends it at
                       a timeout and gets every thread's Python stack in
                       python-stacks-<pid>.txt there.
@@ -561,9 +562,6 @@ def pytest_collection_finish(session):
 
 # --- results -----------------------------------------------------------------
 
-_phases = []
-
-
 def _crash_of(report):
     crash = getattr(report.longrepr, "reprcrash", None)
     if crash is None:
@@ -596,9 +594,18 @@ def pytest_runtest_logreport(report):
         else:
             phase["longrepr"] = str(report.longrepr)
             phase["crash"] = _crash_of(report)
-    _phases.append(phase)
-    _write_json(out, {"version": 1, "nodeid": _clean(report.nodeid), "pid": os.getpid(),
-                      "phases": _phases})
+    # One line appended per phase, in one write: a rewrite of the whole
+    # file through a renamed temporary cost over a millisecond a phase, as
+    # much as a quick test itself. A process killed mid-write leaves at
+    # most a torn last line, which ranktest skips.
+    line = {"version": 2, "nodeid": _clean(report.nodeid), "pid": os.getpid(), "phase": phase}
+    data = (json.dumps(line, ensure_ascii=True) + "\n").encode("ascii")
+    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+    try:
+        while data:
+            data = data[os.write(fd, data):]
+    finally:
+        os.close(fd)
     # With pytest's terminal reporter off, the log still tells what happened.
     if report.failed:
         sys.stderr.write("\n%s %s in %s\n%s\n" % (report.nodeid, "FAILED", report.when,
@@ -933,7 +940,6 @@ def _run_item(item):
     skipped them: a test that fails under pytest passed here. Whether a
     phase failed."""
     del _failed_reports[:]
-    del _phases[:]
     item.ihook.pytest_runtest_protocol(item=item, nextitem=None)
     return bool(_failed_reports)
 

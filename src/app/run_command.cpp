@@ -79,7 +79,7 @@ class RunRecorder final : public schedule::ScheduleObserver {
                      const schedule::Finished& finished) override {
     record(*test.test, finished.assignment.attempt,
            placement_of(finished.assignment.grant), finished.result, finished.retrying,
-           finished.fork_only, finished.forked, finished.retry_note);
+           finished.fork_only, finished.forked, finished.retry_note, finished.ran_before.size());
   }
   void test_slow(const select::PlannedTest& test,
                  const schedule::SlowNotice& notice) override {
@@ -114,10 +114,10 @@ class RunRecorder final : public schedule::ScheduleObserver {
  private:
   void record(const TestCase& test, int attempt, events::Placement placement,
               const TestResult& result, bool retrying = false, bool fork_only = false,
-              bool forked = false, std::string retry_note = {}) {
-    const events::TestFinished event{run_id_,   Clock::now(), info_of(test), attempt,
+              bool forked = false, std::string retry_note = {}, std::size_t ran_before = 0) {
+    const events::TestFinished event{run_id_,   Clock::now(),  info_of(test), attempt,
                                      std::move(placement), result, retrying, fork_only,
-                                     forked, std::move(retry_note)};
+                                     forked, std::move(retry_note), ran_before};
     counts_.add(event, flaky_fails_);
     dispatcher_.dispatch(event);
   }
@@ -188,10 +188,16 @@ int run_command(const CommandLine& cli) {
   plan.filtered_out += partitioned_out;
   select::order_longest_first(plan.to_run, expected);
   // A test that failed only when forked lately runs fresh from the start,
-  // instead of failing forked (a hang costs its whole timeout) first.
+  // instead of failing forked (a hang costs its whole timeout) first; one
+  // that failed alone lately is not run alone again to fail the same way.
   if (history) {
     const auto fork_only = history->fork_only_tests();
-    for (auto& test : plan.to_run) test.fresh_process = fork_only.count(test.test->id) > 0;
+    auto failed_alone = history->failed_alone();
+    for (auto& test : plan.to_run) {
+      test.fresh_process = fork_only.count(test.test->id) > 0;
+      if (const auto found = failed_alone.find(test.test->id); found != failed_alone.end())
+        test.failed_alone = std::move(found->second);
+    }
   }
   if (auto conflict = select::network_conflict(plan))
     return fail({ExitCode::usage_error, *conflict});

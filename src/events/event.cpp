@@ -200,6 +200,7 @@ OrderedJson to_json(const Event& event) {
                     {"fork_only", e.fork_only},
                     {"forked", e.forked},
                     {"retry_note", utf8(e.retry_note)},
+                    {"ran_before", e.ran_before},
                     {"result", result_json(e.result)}};
           },
           [](const RunFinished& e) -> OrderedJson {

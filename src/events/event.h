@@ -113,6 +113,9 @@ struct TestFinished {
   // With retrying: why it runs again, where that is not a retry or a
   // forked failure's fresh run (narrowing down an order-dependent failure).
   std::string retry_note = {};
+  // isolation = "worker": how many tests its worker process ran before
+  // this attempt (0: it was the process's first).
+  std::size_t ran_before = 0;
 };
 
 // The test failed, then passed on a retry (the last attempt passed).

@@ -172,7 +172,8 @@ std::optional<Event> event_from_json(const nlohmann::json& json) {
                         placement_of(json.value("placement", Json())),
                         result_of(json.value("result", Json())),
                         json.value("retrying", false), json.value("fork_only", false),
-                        json.value("forked", false), text(json, "retry_note")};
+                        json.value("forked", false), text(json, "retry_note"),
+                        static_cast<std::size_t>(number(json, "ran_before"))};
   }
   if (kind == "run-finished") {
     RunFinished finished{run_id, time, {}, std::chrono::milliseconds(number(json, "duration_ms")),

@@ -48,7 +48,9 @@ CREATE TABLE IF NOT EXISTS attempts (
   finished_at TEXT NOT NULL,
   host TEXT NOT NULL,
   commit_sha TEXT NOT NULL,
-  fork_only INTEGER NOT NULL DEFAULT 0
+  fork_only INTEGER NOT NULL DEFAULT 0,
+  alone INTEGER NOT NULL DEFAULT 0,
+  failure TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS attempts_by_test ON attempts (test_id, id);
 PRAGMA user_version = 1;
@@ -146,11 +148,15 @@ Expected<std::unique_ptr<HistoryDb>> HistoryDb::open(const std::filesystem::path
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   if (!done) return done.error();
-  // Version 1 had no fork_only column: added in place (a runner that
-  // added it at the same moment makes this one's a duplicate, not an error).
-  if (Statement probe(db, "SELECT fork_only FROM attempts LIMIT 0"); !probe.ok()) {
-    auto added = history->exec("ALTER TABLE attempts ADD COLUMN fork_only INTEGER NOT NULL "
-                               "DEFAULT 0");
+  // Columns an older file lacks are added in place (a runner that added
+  // one at the same moment makes this one's a duplicate, not an error).
+  for (const auto& [column, type] : {std::pair{"fork_only", "INTEGER NOT NULL DEFAULT 0"},
+                                     std::pair{"alone", "INTEGER NOT NULL DEFAULT 0"},
+                                     std::pair{"failure", "TEXT NOT NULL DEFAULT ''"}}) {
+    if (Statement probe(db, fmt::format("SELECT {} FROM attempts LIMIT 0", column).c_str());
+        probe.ok())
+      continue;
+    auto added = history->exec(fmt::format("ALTER TABLE attempts ADD COLUMN {} {}", column, type));
     if (!added && added.error().message.find("duplicate column") == std::string::npos)
       return added.error();
   }
@@ -191,7 +197,8 @@ Expected<Done> HistoryDb::record_attempt(const events::TestFinished& event,
       sqlite3_prepare_v2(db_,
                          "INSERT INTO attempts (run_id, test_id, attempt, outcome, reason, "
                          "duration_ms, peak_memory_bytes, retrying, flaky, finished_at, host, "
-                         "commit_sha, fork_only) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                         "commit_sha, fork_only, alone, failure) "
+                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                          -1, &insert_attempt_, nullptr) != SQLITE_OK)
     return error_of(db_, path_, "record a test");
   Statement insert(insert_attempt_);
@@ -203,7 +210,9 @@ Expected<Done> HistoryDb::record_attempt(const events::TestFinished& event,
   else insert.bind_null(7);
   insert.bind(8, event.retrying ? 1 : 0).bind(9, events::is_flaky(event) ? 1 : 0)
       .bind(10, events::format_time(event.time)).bind(11, context.host).bind(12, context.commit)
-      .bind(13, event.fork_only ? 1 : 0);
+      .bind(13, event.fork_only ? 1 : 0)
+      .bind(14, !event.forked && event.ran_before == 0 ? 1 : 0)
+      .bind(15, failure_signature(result));
   if (insert.step() != SQLITE_DONE) return error_of(db_, path_, "record a test");
   return Done{};
 }
@@ -254,6 +263,37 @@ std::set<std::string> HistoryDb::fork_only_tests(std::size_t window) const {
   std::set<std::string> ids;
   while (query.ok() && query.step() == SQLITE_ROW) ids.insert(query.text(0));
   return ids;
+}
+
+std::map<std::string, std::string> HistoryDb::failed_alone(std::size_t window) const {
+  Statement query(db_,
+                  "SELECT test_id, alone, failure FROM ("
+                  "  SELECT test_id, alone, failure, id, ROW_NUMBER() OVER ("
+                  "    PARTITION BY test_id ORDER BY id DESC) AS age"
+                  "  FROM attempts WHERE retrying = 0 AND attempt > 0"
+                  "  AND outcome NOT IN ('skipped', 'not-run', 'interrupted'))"
+                  " WHERE age <= ? ORDER BY test_id, id DESC");
+  query.bind(1, static_cast<std::int64_t>(window));
+  // Per test, newest first: the newest verdict's failure, and whether an
+  // attempt alone failed so before anything else came in between.
+  std::map<std::string, std::string> failed;
+  std::string test, failure;
+  bool broken = true;  // this test's run of equal failures ended
+  while (query.ok() && query.step() == SQLITE_ROW) {
+    const auto id = query.text(0);
+    if (id != test) {
+      test = id;
+      failure = query.text(2);
+      broken = failure.empty();
+    } else if (!broken && query.text(2) != failure) {
+      broken = true;
+    }
+    if (!broken && query.number(1) == 1) {
+      failed[test] = failure;
+      broken = true;
+    }
+  }
+  return failed;
 }
 
 std::vector<TestStats> HistoryDb::test_stats(std::size_t window) const {

@@ -74,6 +74,12 @@ class HistoryDb {
   // from their first attempt, until that many verdicts passed without it.
   std::set<std::string> fork_only_tests(std::size_t window = 5) const;
 
+  // The tests whose last verdicts failed the same way (failure_signature)
+  // back to one that ran alone, as a fresh process, within their last
+  // `window` verdicts: that failure, by test id. A test failing so again
+  // after other tests or forked is not run again alone to find out why.
+  std::map<std::string, std::string> failed_alone(std::size_t window = 5) const;
+
   // Over each test's last `window` verdicts.
   std::vector<TestStats> test_stats(std::size_t window = 50) const;
   // One test's attempts, newest first.

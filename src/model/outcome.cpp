@@ -1,6 +1,7 @@
 #include "model/outcome.h"
 
 #include <array>
+#include <string>
 #include <utility>
 
 namespace ranktest {
@@ -61,6 +62,31 @@ bool is_failure(Outcome outcome) {
 bool ended_cleanly(Outcome outcome) {
   const auto bucket = summary_bucket(outcome);
   return bucket == SummaryBucket::passed || bucket == SummaryBucket::skipped;
+}
+
+std::string failure_signature(const TestResult& result) {
+  if (!is_failure(result.outcome)) return {};
+  std::string signature(to_string(result.outcome));
+  signature += '|';
+  std::string_view reason = result.reason;
+  if (reason.ends_with(kFailedAloneNote)) {
+    reason.remove_suffix(kFailedAloneNote.size());
+    if (reason.ends_with("; ")) reason.remove_suffix(2);
+  }
+  if (result.failures.empty()) return (signature += '|') += reason;
+  const auto& first = result.failures.front();
+  if (first.location)
+    signature += first.location->file + ':' + std::to_string(first.location->line);
+  signature += '|';
+  // The last line with anything on it.
+  const std::string_view text = first.text;
+  const auto end = text.find_last_not_of(" \t\r\n");
+  if (end != std::string_view::npos) {
+    const auto newline = text.find_last_of('\n', end);
+    const auto start = newline == std::string_view::npos ? 0 : newline + 1;
+    return signature += text.substr(start, end + 1 - start);
+  }
+  return signature += reason;
 }
 
 }  // namespace ranktest

@@ -116,4 +116,16 @@ struct TestResult {
   bool machine_out_of_memory = false;
 };
 
+// What tells one failure from another across runs: its outcome, where it
+// failed and the last line of its first message (pytest's "E   ..." line,
+// gtest's expectation), else its reason. Empty for a result that is no
+// failure. Two attempts that failed the same way have the same signature;
+// anything that varies from run to run (a temporary path, a time) only
+// makes them differ.
+// kFailedAloneNote, which a verdict taken from that sameness ends its
+// reason with, is no part of it.
+std::string failure_signature(const TestResult& result);
+inline constexpr std::string_view kFailedAloneNote =
+    "not run again alone: it failed the same way as a fresh process in a recent run";
+
 }  // namespace ranktest

@@ -67,9 +67,11 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
   // again after those tests (bisect): passing there, its failure was
   // flaky; failing, it is order-dependent, and runs after halves of them
   // until one test is left that makes it fail (or no half alone does, or
-  // the bound is reached).
+  // the bound is reached). A test that failed the same way alone lately
+  // (PlannedTest::failed_alone) is known failing at once: no attempt of it
+  // diagnoses, and its retries run fresh.
   struct ForkDiagnosis {
-    enum class Stage { fresh, recheck, bisect, settled } stage = Stage::fresh;
+    enum class Stage { fresh, recheck, bisect, settled, known } stage = Stage::fresh;
     TestResult forked_failure;  // the attempt that failed forked
     TestResult fresh_pass;      // the fresh attempt that passed
     // isolation = "worker": the tests its worker ran before the failure.
@@ -331,7 +333,17 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
       // A failure after other tests in one worker process (a gtest worker
       // need not be forked) is diagnosed as a forked one is.
       if (failed && (finished.forked || !finished.ran_before.empty()) &&
-          found == diagnosis.end() && going_on) {
+          found == diagnosis.end() && going_on && !test.failed_alone.empty() &&
+          test.failed_alone == failure_signature(finished.result)) {
+        // It failed the same way alone, as a fresh process, in its recent
+        // verdicts: running it alone again would say so once more, at a
+        // fresh interpreter's cost (history.md). Its retries run fresh.
+        diagnosis[index] = ForkDiagnosis{Stage::known, finished.result, {}, finished.ran_before};
+        finished.result.reason = fmt::format("{}{}{}", finished.result.reason,
+                                             finished.result.reason.empty() ? "" : "; ",
+                                             kFailedAloneNote);
+      } else if (failed && (finished.forked || !finished.ran_before.empty()) &&
+                 found == diagnosis.end() && going_on) {
         // Out of machine memory: not the earlier tests' doing (their memory
         // is the worker's, but so is every other process's on the machine),
         // so never narrowed down to one of them; decided as a forked failure.

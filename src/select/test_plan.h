@@ -83,6 +83,10 @@ struct PlannedTest {
   // It failed only when forked in a recent run (history): it runs as a
   // fresh process from its first attempt, never forked.
   bool fresh_process = false;
+  // How it failed alone, as a fresh process, in its recent verdicts
+  // (failure_signature; history's failed_alone); empty: it did not. The
+  // same failure forked or after other tests is not run again alone.
+  std::string failed_alone = {};
 };
 
 // Whether a test may run in a worker process (isolation = "worker") with

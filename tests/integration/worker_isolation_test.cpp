@@ -3,6 +3,7 @@
 // hang or a leak is the running test's and ends its worker; the tests
 // after it go on in a new one; a failure that comes from an earlier test
 // of the same worker fails, named order-dependent.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -164,6 +165,49 @@ TEST(WorkerIsolation, AnOrderDependentFailureFailsNamingTheTestBefore) {
             "python = \"/usr/bin/python3\"\n"
             "paths = [\"" + workers_fixture(dir, "test_order_dependent.py") + "\"]\n");
   EXPECT_EQ(run_ranktest(dir, {"run"}).last_out_line(), "ranktest: 2 passed, 0 failed, 0 skipped");
+}
+
+// A test that fails whatever ran before it: the first run tries it alone
+// as a fresh process (two attempts); the next run, where it fails the same
+// way forked, believes that and does not start an interpreter for it
+// again (one attempt, saying why). history = false tries it alone again.
+TEST(WorkerIsolation, AFailureSeenAloneInTheLastRunIsNotRunAloneAgain) {
+  Workdir dir;
+  const auto config = [&](const std::string& more) {
+    dir.write("ranktest.toml",
+              "jobs = 1\nisolation = \"worker\"\n" + more +
+                  "[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+                  "paths = [\"" + workers_fixture(dir, "test_worker_sequence.py") + "\"]\n"
+                  "env = { WORKER_FIFTH = \"fail\", PIDS_FILE = \"" +
+                  (dir.path() / "pids").string() + "\" }\n");
+  };
+  const std::string fifth = "test_worker_sequence.py::test_ten[4]";
+  // The attempts of the fifth test: "attempt forked|fresh retrying|final".
+  const auto attempts = [&](const Invocation& run) {
+    std::vector<std::string> seen;
+    for (const auto& event : run.events())
+      if (event["event"] == "test-finished" && event["test"]["id"] == fifth)
+        seen.push_back(fmt::format("{} {} {}", event["attempt"].get<int>(),
+                                   event["forked"].get<bool>() ? "forked" : "fresh",
+                                   event["retrying"].get<bool>() ? "retrying" : "final"));
+    return seen;
+  };
+  using Seen = std::vector<std::string>;
+  config("");
+  const auto first = run_ranktest(dir, {"run"});
+  EXPECT_EQ(attempts(first), (Seen{"1 forked retrying", "2 fresh final"})) << first.out;
+  const auto again = run_ranktest(dir, {"run"});
+  EXPECT_EQ(attempts(again), (Seen{"1 forked final"})) << again.out;
+  const auto result = again.finished().at(fifth)["result"];
+  EXPECT_EQ(result["outcome"], "failed");
+  const auto reason = result["reason"].get<std::string>();
+  EXPECT_NE(reason.find("not run again alone: it failed the same way as a fresh process in a "
+                        "recent run"),
+            std::string::npos)
+      << reason;
+  EXPECT_EQ(again.last_out_line(), "ranktest: 9 passed, 1 failed, 0 skipped") << again.out;
+  config("history = false\n");
+  EXPECT_EQ(attempts(run_ranktest(dir, {"run"})), (Seen{"1 forked retrying", "2 fresh final"}));
 }
 
 // Ten tests ran before the failing one in its worker; replayed after them

@@ -38,6 +38,8 @@ class History : public ::testing::Test {
     int attempt = 1;
     bool retrying = false;
     bool fork_only = false;
+    bool forked = false;
+    std::string failure = {};  // the first failure message's text
   };
   void run(const std::string& run_id, const std::vector<Row>& rows) {
     const RunContext context{"host-a", "0123456789abcdef0123456789abcdef01234567"};
@@ -51,7 +53,9 @@ class History : public ::testing::Test {
       finished.attempt = row.attempt;
       finished.retrying = row.retrying;
       finished.fork_only = row.fork_only;
+      finished.forked = row.forked;
       finished.result.outcome = row.outcome;
+      if (!row.failure.empty()) finished.result.failures.push_back({std::nullopt, row.failure});
       finished.result.duration = milliseconds(row.ms);
       ASSERT_TRUE(db->record_attempt(finished, context));
     }
@@ -138,24 +142,69 @@ TEST_F(History, FailingOnlyWhenForkedIsRememberedForFiveVerdicts) {
   EXPECT_TRUE(db->fork_only_tests().empty());
 }
 
-// A database from before fork_only was recorded opens, gains the column,
-// and keeps what it had.
-TEST_F(History, AFileWithoutTheForkOnlyColumnGainsIt) {
+// A test whose last verdict failed as a fresh process is remembered with
+// that failure; so is one whose later verdicts failed the same way forked
+// (not run alone again), back to five verdicts. Another failure, a pass
+// between, or only forked failures forget it.
+TEST_F(History, FailingTheSameWayAloneIsRememberedWithItsFailure) {
+  const auto forked = [](const std::string& id, const std::string& failure) {
+    return Row{id, Outcome::failed, 10, 1, false, false, true, failure};
+  };
+  run("r0", {{"A", Outcome::failed, 10, 1, true, false, true, "E assert 1"},
+             {"A", Outcome::failed, 10, 2, false, false, false, "E assert 1"},
+             {"B", Outcome::failed, 10, 2, false, false, false, "E assert 2"},
+             {"C", Outcome::failed, 10, 2, false, false, false, "E assert 3"},
+             forked("D", "E assert 4")});
+  run("r1", {forked("A", "E assert 1"), forked("B", "E other"),
+             {"C", Outcome::passed, 10}, forked("D", "E assert 4")});
+  const auto failed = db->failed_alone();
+  EXPECT_EQ(failed, (std::map<std::string, std::string>{{"A", "failed||E assert 1"}}));
+  for (int i = 2; i <= 4; ++i) run("r" + std::to_string(i), {forked("A", "E assert 1")});
+  EXPECT_EQ(db->failed_alone().count("A"), 1u);
+  run("r5", {forked("A", "E assert 1")});
+  EXPECT_TRUE(db->failed_alone().empty()) << "the fresh failure is six verdicts old";
+}
+
+// What tells one failure from another across runs (failure_signature):
+// the outcome, the first message's location and its last line with text,
+// else the reason less the note a verdict taken from history adds.
+TEST(FailureSignature, IsTheOutcomeTheLocationAndTheLastLine) {
+  TestResult result;
+  result.outcome = Outcome::passed;
+  EXPECT_EQ(failure_signature(result), "");
+  result.outcome = Outcome::crashed;
+  result.reason = "SIGSEGV";
+  EXPECT_EQ(failure_signature(result), "crashed||SIGSEGV");
+  result.reason = "SIGSEGV; " + std::string(kFailedAloneNote);
+  EXPECT_EQ(failure_signature(result), "crashed||SIGSEGV");
+  result.outcome = Outcome::failed;
+  result.failures.push_back(
+      {SourceLocation{"t.py", 12}, "    def test():\n>       assert f() == 2\nE       assert 1 == 2\n\n  "});
+  EXPECT_EQ(failure_signature(result), "failed|t.py:12|E       assert 1 == 2");
+}
+
+// A database from before fork_only, alone and failure were recorded opens,
+// gains the columns, and keeps what it had.
+TEST_F(History, AFileWithoutTheNewerColumnsGainsThem) {
   run("old", {{"A", Outcome::passed, 1234}});
   db.reset();
   const auto path = dir / "sub" / "history.db";
   sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(raw, "ALTER TABLE attempts DROP COLUMN fork_only", nullptr, nullptr,
-                         nullptr),
+  ASSERT_EQ(sqlite3_exec(raw,
+                         "ALTER TABLE attempts DROP COLUMN fork_only; ALTER TABLE attempts DROP "
+                         "COLUMN alone; ALTER TABLE attempts DROP COLUMN failure",
+                         nullptr, nullptr, nullptr),
             SQLITE_OK)
       << sqlite3_errmsg(raw);
   sqlite3_close(raw);
   auto reopened = HistoryDb::open(path);
   ASSERT_TRUE(reopened) << reopened.error().message;
   db = std::move(*reopened);
-  run("new", {{"B", Outcome::passed, 10, 3, false, true}});
+  run("new", {{"B", Outcome::passed, 10, 3, false, true},
+              {"C", Outcome::failed, 10, 1, false, false, false, "E boom"}});
   EXPECT_EQ(db->fork_only_tests(), std::set<std::string>{"B"});
+  EXPECT_EQ(db->failed_alone().at("C"), "failed||E boom");
   EXPECT_EQ(db->expected_durations().at("A"), milliseconds(1234));
 }
 

@@ -6,22 +6,27 @@
 namespace ranktest::execute {
 namespace {
 
-std::string phases(const std::string& list) {
-  return R"({"version": 1, "nodeid": "t.py::test", "phases": [)" + list + "]}";
+// The plugin's result file: one line per phase, appended as each ends.
+std::string phases(const std::vector<std::string>& list, const std::string& nodeid = "t.py::test") {
+  std::string text;
+  for (const auto& phase : list)
+    text += R"({"version": 2, "nodeid": ")" + nodeid + R"(", "pid": 7, "phase": )" + phase + "}\n";
+  return text;
 }
 
-const char* kPassed =
-    R"({"when": "setup", "outcome": "passed"}, {"when": "call", "outcome": "passed"},
-       {"when": "teardown", "outcome": "passed"})";
+const std::vector<std::string> kPassed = {R"({"when": "setup", "outcome": "passed"})",
+                                          R"({"when": "call", "outcome": "passed"})",
+                                          R"({"when": "teardown", "outcome": "passed"})"};
 
 // A test marked xfail whose call phase ended `call_outcome`, with pytest's
 // `wasxfail` text.
 std::optional<PytestVerdict> xfail_verdict(const std::string& call_outcome,
                                            const std::string& wasxfail) {
   return read_pytest_verdict(
-      phases(R"({"when": "setup", "outcome": "passed"}, {"when": "call", "outcome": ")" +
-             call_outcome + R"(", "wasxfail": ")" + wasxfail +
-             R"("}, {"when": "teardown", "outcome": "passed"})"),
+      phases({R"({"when": "setup", "outcome": "passed"})",
+              R"({"when": "call", "outcome": ")" + call_outcome + R"(", "wasxfail": ")" +
+                  wasxfail + R"("})",
+              R"({"when": "teardown", "outcome": "passed"})"}),
       "t.py::test");
 }
 
@@ -48,7 +53,7 @@ TEST(PytestVerdict, APassIsAPassOnlyWithExitZero) {
 // pytest's own (or a fixture's), and it says both.
 TEST(PytestVerdict, AnExitCodeMidTestIsTheTestsNotPytests) {
   const auto started =
-      read_pytest_verdict(phases(R"({"when": "setup", "outcome": "passed"})"), "t.py::test");
+      read_pytest_verdict(phases({R"({"when": "setup", "outcome": "passed"})"}), "t.py::test");
   const auto mid_test = classify_pytest_test(exited(3), started);
   EXPECT_EQ(mid_test.outcome, Outcome::failed);
   EXPECT_EQ(mid_test.reason.find("internal error"), std::string::npos) << mid_test.reason;
@@ -61,7 +66,7 @@ TEST(PytestVerdict, AnExitCodeMidTestIsTheTestsNotPytests) {
 
 TEST(PytestVerdict, NoReportedResultIsNeverAPass) {
   const auto verdict =
-      read_pytest_verdict(phases(R"({"when": "setup", "outcome": "passed"})"), "t.py::test");
+      read_pytest_verdict(phases({R"({"when": "setup", "outcome": "passed"})"}), "t.py::test");
   EXPECT_EQ(classify_pytest_test(exited(0), verdict).outcome, Outcome::failed);
   EXPECT_EQ(classify_pytest_test(exited(0), std::nullopt).outcome, Outcome::failed);
   // pytest's own codes before it ran the test: an error, named.
@@ -89,6 +94,28 @@ TEST(PytestVerdict, AnXfailWithoutAReasonSaysSoWithoutADanglingColon) {
 TEST(PytestVerdict, AReportAboutAnotherTestIsNoVerdict) {
   EXPECT_FALSE(read_pytest_verdict(phases(kPassed), "t.py::other"));
   EXPECT_FALSE(read_pytest_verdict("not json", "t.py::test"));
+  EXPECT_FALSE(read_pytest_verdict("", "t.py::test"));
+}
+
+// A process killed while it appended a phase leaves a torn last line: the
+// phases before it still count, so the test is known to have died mid-call,
+// and a torn line after a whole pass does not undo it.
+TEST(PytestVerdict, ATornLastLineLeavesThePhasesBeforeIt) {
+  const auto setup = phases({R"({"when": "setup", "outcome": "passed"})"});
+  const auto torn = read_pytest_verdict(setup + R"({"version": 2, "nodeid": "t.py::test", "ph)",
+                                        "t.py::test");
+  ASSERT_TRUE(torn);
+  EXPECT_EQ(torn->status, PytestVerdict::Status::incomplete);
+  const auto passed = read_pytest_verdict(phases(kPassed) + "{\"version\"", "t.py::test");
+  ASSERT_TRUE(passed);
+  EXPECT_EQ(passed->status, PytestVerdict::Status::passed);
+  // Lines about another test (a test that ran pytest again inside itself
+  // with the same file) are not this test's.
+  const auto mixed = read_pytest_verdict(
+      phases({R"({"when": "setup", "outcome": "failed"})"}, "t.py::inner") + phases(kPassed),
+      "t.py::test");
+  ASSERT_TRUE(mixed);
+  EXPECT_EQ(mixed->status, PytestVerdict::Status::passed);
 }
 
 }  // namespace

@@ -221,6 +221,49 @@ TEST(Scheduler, AFailureAfterOtherTestsOfItsWorkerIsOrderDependent) {
   EXPECT_EQ(seen["T.1"], (Seen{"1 failed", "2 fresh passed", "3 own-worker passed"}));
 }
 
+// A test that failed alone, as a fresh process, in recent runs and now
+// fails the same way in a worker is not run alone again: its failure
+// stands, saying why; its retries run fresh. A different failure is
+// diagnosed as any other.
+TEST(Scheduler, AFailureSeenAloneLatelyIsNotRunAloneAgain) {
+  auto plan = make_plan(3);
+  TestResult earlier;
+  earlier.outcome = Outcome::failed;
+  earlier.reason = "assert failed";
+  plan[0].failed_alone = failure_signature(earlier);
+  plan[1].failed_alone = failure_signature(earlier);
+  settings_of(plan[1]).retries = 1;
+  earlier.reason = "another assertion";
+  plan[2].failed_alone = failure_signature(earlier);
+  InWorkers runner(plan, [](Finished& finished) {
+    if (finished.forked) finished.ran_before = {"earlier::A"};
+    finished.result.outcome = Outcome::failed;
+    finished.result.reason = "assert failed";
+  });
+  EveryAttempt ends;
+  auto pool = make_pool(1);
+  run_schedule(plan, {}, pool, runner, ends);
+  std::map<std::string, std::vector<std::string>> seen;
+  std::map<std::string, std::string> reasons;
+  for (const auto& [name, finished] : ends.attempts) {
+    seen[name].push_back(fmt::format("{}{} {}", finished.assignment.attempt,
+                                     finished.assignment.fresh_process ? " fresh" : "",
+                                     finished.retrying ? "retrying" : "final"));
+    if (!finished.retrying) reasons[name] = finished.result.reason;
+  }
+  using Seen = std::vector<std::string>;
+  EXPECT_EQ(seen["T.0"], (Seen{"1 final"}));
+  EXPECT_EQ(reasons["T.0"], "assert failed; " + std::string(kFailedAloneNote));
+  EXPECT_EQ(seen["T.1"], (Seen{"1 retrying", "2 fresh final"}));
+  EXPECT_EQ(seen["T.2"], (Seen{"1 retrying", "2 fresh final"}));
+  EXPECT_EQ(reasons["T.2"], "assert failed");
+  // What history keeps of the verdict is the failure it remembered.
+  TestResult kept;
+  kept.outcome = Outcome::failed;
+  kept.reason = reasons["T.0"];
+  EXPECT_EQ(failure_signature(kept), plan[0].failed_alone);
+}
+
 // Narrowing down: T.0 fails in a worker after A, B, C and D, and whenever
 // C ran before it. Replayed after all four, then after halves: [A, B]
 // passes, [C, D] fails, [C] fails: C is named. Each narrowing run says why

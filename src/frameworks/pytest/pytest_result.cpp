@@ -60,16 +60,28 @@ std::string exit_code_name(int code) {
 
 }  // namespace
 
+// The plugin appends one line per phase: {"version": 2, "nodeid": ...,
+// "pid": ..., "phase": {...}}. A line that does not parse (torn by a kill
+// mid-write) or is about another test is skipped.
 std::optional<PytestVerdict> read_pytest_verdict(std::string_view text, const std::string& nodeid) {
-  const auto json = Json::parse(text::repair_utf8(text), nullptr, false);
-  if (json.is_discarded() || !json.is_object() || !json.contains("phases") ||
-      !json["phases"].is_array())
-    return std::nullopt;
-  if (text::repair_utf8(json.value("nodeid", std::string())) != text::repair_utf8(nodeid))
-    return std::nullopt;
+  const auto wanted = text::repair_utf8(nodeid);
+  std::vector<Json> phases;
+  while (!text.empty()) {
+    const auto end = text.find('\n');
+    const auto line = text.substr(0, end);
+    text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    auto json = Json::parse(text::repair_utf8(line), nullptr, false);
+    if (json.is_discarded() || !json.is_object() || !json.contains("phase") ||
+        !json["phase"].is_object() || !json.contains("nodeid") || !json["nodeid"].is_string() ||
+        text::repair_utf8(json["nodeid"].get<std::string>()) != wanted)
+      continue;
+    phases.push_back(std::move(json["phase"]));
+  }
+  if (phases.empty()) return std::nullopt;
   PytestVerdict verdict;
   bool call_seen = false, teardown_seen = false;
-  for (const auto& phase : json["phases"]) {
+  for (const auto& phase : phases) {
     const auto when = phase.value("when", std::string());
     const auto outcome = phase.value("outcome", std::string());
     const bool xfail = phase.contains("wasxfail") && phase["wasxfail"].is_string();

@@ -32,9 +32,9 @@ struct PytestVerdict {
   std::optional<double> failed_at;
 };
 
-// Reads the plugin's result file; nullopt when it is unreadable or is not
-// about `nodeid`.
-std::optional<PytestVerdict> read_pytest_verdict(std::string_view json, const std::string& nodeid);
+// Reads the plugin's result file, a JSON line per phase; nullopt when no
+// line of it is a phase of `nodeid`.
+std::optional<PytestVerdict> read_pytest_verdict(std::string_view lines, const std::string& nodeid);
 
 // The outcome: a crash is a crash; a non-zero exit after pytest reported
 // success is a failure; no result at all is a failure even after exit 0.
