@@ -39,10 +39,13 @@ namespace {
 
 // A source's tests that fail only when forked: after this many, forking is
 // no fresh process's equivalent for that source, and the rest run fresh,
-// if they are at least 1 in kForkOnlyShare of its tests forked so far, or
-// one of them hung when forked (Lightning's DDP tests: each costs a whole
-// timeout before its fresh run). Two quick ones among psutil's 700 tests
-// cost two fresh runs; giving up its server cost 10x its run.
+// if they are at least 1 in kForkOnlyShare of its tests in the run, or one
+// of them hung when forked (Lightning's DDP tests: each costs a whole
+// timeout before its fresh run). psutil's 7 in test_connections.py (a
+// module-level psutil.Process() is the server's) among its 736 cost three
+// runs each; giving up its server cost 20x its run. Counted against the
+// tests forked so far, not the run's, they gave it up whenever that module
+// came first.
 constexpr std::size_t kForkOnlyLimit = 2;
 constexpr std::size_t kForkOnlyShare = 10;
 
@@ -66,7 +69,7 @@ void ProcessTestRunner::failed_only_forked(const select::PlannedTest& test, Outc
   auto& ids = fork_only_[key];
   ids.push_back(test.test->id);
   if (forked == Outcome::timed_out) hung_forked_.insert(key);
-  const bool many = ids.size() * kForkOnlyShare >= forked_tests_[key];
+  const bool many = ids.size() * kForkOnlyShare >= tests_of_source_[key];
   if (ids.size() >= kForkOnlyLimit && (many || hung_forked_.count(key)))
     give_up_fork_server(source, fmt::format("{} of its tests failed only when forked ({}{}), "
                                             "and passed as fresh processes",
@@ -83,6 +86,7 @@ void ProcessTestRunner::remember_fork_only(const std::vector<select::PlannedTest
     ++of_source[key];
     if (test.fresh_process) by_source[key].push_back(&test);
   }
+  tests_of_source_ = of_source;
   for (const auto& [key, remembered] : by_source) {
     std::vector<std::string> ids;
     for (const auto* test : remembered) ids.push_back(test->test->id);

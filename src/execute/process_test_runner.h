@@ -92,7 +92,8 @@ class ProcessTestRunner final : public schedule::TestRunner {
   void failed_only_forked(const select::PlannedTest& test, Outcome forked) override;
   // Before the run: the tests that failed only when forked in recent runs
   // (PlannedTest::fresh_process, from history) run fresh; a source with
-  // kForkOnlyLimit of them is not forked at all. Said once.
+  // kForkOnlyLimit of them is not forked at all. Said once. Counts each
+  // source's tests in the run.
   void remember_fork_only(const std::vector<select::PlannedTest>& tests);
 
  private:
@@ -413,8 +414,9 @@ class ProcessTestRunner final : public schedule::TestRunner {
   // Tests that failed only when forked, by server key: past
   // kForkOnlyLimit of a source, its server is given up.
   std::map<std::string, std::vector<std::string>> fork_only_;
-  // Tests forked so far, by server key (the share of fork-only ones).
-  std::map<std::string, std::size_t> forked_tests_;
+  // The run's tests of each fork server, by key (the share of fork-only
+  // ones that gives it up).
+  std::map<std::string, std::size_t> tests_of_source_;
   std::set<std::string> hung_forked_;  // a fork-only test of it timed out forked
   // Exits of orphans not (yet) known as a rank: a forked test can end
   // before the fork server's answer makes it one.

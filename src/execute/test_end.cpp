@@ -123,8 +123,6 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
     options_.cgroups->remove_later(std::move(running.cgroup));
   schedule::Finished finished{running.assignment, std::move(result)};
   finished.forked = running.forked;
-  // The share of a source's forked tests that fail only forked (fork_server_pool.cpp).
-  if (running.forked) ++forked_tests_[ForkServer::key(*running.test->test->source)];
   finished.ran_before = std::move(ran_before);
   return finished;
 }
