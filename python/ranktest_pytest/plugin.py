@@ -736,16 +736,36 @@ def _serve(session):
             continue
         sys.stdout.flush()
         sys.stderr.flush()
+        v2_procs, cgroup = _v2_cgroup_of(request)
         try:
-            child = fork_test()
+            child, placed = fork_test(cgroup)
         except OSError as error:
             reply({"refused": "fork failed: %s" % error})
             continue
+        finally:
+            if cgroup >= 0:
+                os.close(cgroup)
         if child == 0:
             replies.close()
+            if placed:
+                request["born_in"] = v2_procs
             _run_forked(item, request, items)
         # The test joins its group itself, and so does ranktest on this reply.
         reply({"pid": child})
+
+
+def _v2_cgroup_of(request):
+    """The request's cgroup v2 folder (the one of its cgroup.procs files
+    whose folder has cgroup.controllers), open for the test to be born in:
+    (that file, descriptor), or (None, -1)."""
+    for procs in request.get("cgroups", []):
+        folder = os.path.dirname(procs)
+        if os.path.exists(os.path.join(folder, "cgroup.controllers")):
+            try:
+                return procs, os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            except OSError:
+                return None, -1
+    return None, -1
 
 
 def _sibling_fork():
@@ -760,11 +780,11 @@ def _sibling_fork():
         import ctypes
 
         # PyDLL: called with the GIL held, as os.fork calls fork().
-        clone = ctypes.PyDLL(library, use_errno=True).ranktest_fork_as_sibling
+        clone = ctypes.PyDLL(library, use_errno=True).ranktest_fork_as_sibling_into
     except (OSError, AttributeError) as error:
         return "cannot load %s: %s; reinstall ranktest" % (library, error)
     clone.restype = ctypes.c_int
-    clone.argtypes = []
+    clone.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
     global _join_network
     try:
         _join_network = ctypes.CDLL(library).ranktest_join_network
@@ -777,17 +797,20 @@ def _sibling_fork():
         getattr(python, name).restype = None
         getattr(python, name).argtypes = []
 
-    def fork():
+    def fork(cgroup=-1):
+        """(pid, whether the child was born in the cgroup v2 folder open
+        as `cgroup`: ranktest_fork_as_sibling_into)."""
+        placed = ctypes.c_int(0)
         python.PyOS_BeforeFork()
-        pid = clone()
+        pid = clone(cgroup, ctypes.byref(placed))
         if pid == 0:
             python.PyOS_AfterFork_Child()
-            return 0
+            return 0, bool(placed.value)
         python.PyOS_AfterFork_Parent()
         if pid < 0:
             number = ctypes.get_errno()
             raise OSError(number, os.strerror(number))
-        return pid
+        return pid, bool(placed.value)
 
     return fork
 
@@ -840,6 +863,8 @@ def _run_forked(item, request, items):
         # A test outside its cgroup would run without its limits and escape
         # its kill: it does not run (both fork servers end it the same way).
         for procs in request.get("cgroups", []):
+            if procs == request.get("born_in"):
+                continue  # born in it
             try:
                 with open(procs, "w") as cgroup:
                     cgroup.write("0")

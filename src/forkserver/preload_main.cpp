@@ -146,6 +146,7 @@ void become_test(const Json& request) {
   for (const auto& procs : list("cgroups")) {
     if (!procs.is_string()) continue;
     const auto path = procs.get<std::string>();
+    if (path == request.value("born_in", std::string())) continue;  // already in it
     const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0 || !write_all(fd, "0")) {
       std::fprintf(stderr, "ranktest fork server: cannot join the test's cgroup (%s): %s\n",
@@ -184,6 +185,23 @@ void become_test(const Json& request) {
   }
 }
 
+// The request's cgroup v2 folder (the one of its cgroup.procs files whose
+// folder has cgroup.controllers), open for the test to be born in, and
+// that file in `procs`; -1 where it has none.
+int v2_cgroup_of(const Json& request, std::string& procs) {
+  const auto it = request.find("cgroups");
+  if (it == request.end() || !it->is_array()) return -1;
+  for (const auto& file : *it) {
+    if (!file.is_string()) continue;
+    const auto path = file.get<std::string>();
+    const auto folder = path.substr(0, path.rfind('/'));
+    if (::access((folder + "/cgroup.controllers").c_str(), F_OK) != 0) continue;
+    procs = path;
+    return ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  }
+  return -1;
+}
+
 // Serves until the runner closes stdin (then exits), or returns the
 // request a forked test process is to run.
 Json serve() {
@@ -205,8 +223,15 @@ Json serve() {
     // reaps it and gets SIGCHLD, as for a spawned process), and the server
     // waits for nothing. No fork handlers run: safe because the guard just
     // saw a single thread, so no lock is held.
-    const pid_t child = ranktest_fork_as_sibling();
-    if (child == 0) return request;
+    std::string v2_procs;
+    const int cgroup = v2_cgroup_of(request, v2_procs);
+    int placed = 0;
+    const pid_t child = ranktest_fork_as_sibling_into(cgroup, &placed);
+    if (cgroup >= 0) ::close(cgroup);
+    if (child == 0) {
+      if (placed) request["born_in"] = v2_procs;
+      return request;
+    }
     if (child < 0) {
       reply({{"refused", std::string("fork failed: ") + std::strerror(errno)}});
       continue;

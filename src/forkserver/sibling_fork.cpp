@@ -32,26 +32,41 @@ pid_t* thread_id_field() {
   return found;
 }
 
+// linux/sched.h's CLONE_INTO_CGROUP (Linux 5.7), which glibc's sched.h
+// does not define.
+constexpr std::uint64_t kCloneIntoCgroup = 0x200000000ULL;
+
 }  // namespace
 
-extern "C" pid_t ranktest_fork_as_sibling(void) {
+extern "C" pid_t ranktest_fork_as_sibling_into(int cgroup_fd, int* placed) {
   static pid_t* const tid = thread_id_field();
+  if (placed) *placed = 0;
   void* robust_head = nullptr;
   std::size_t robust_length = 0;
   const bool robust = ::syscall(SYS_get_robust_list, 0, &robust_head, &robust_length) == 0;
-  // clone3's arguments by name (the first version of struct clone_args,
-  // which every kernel with clone3 accepts): no architecture's argument
-  // order to get wrong.
+  // clone3's arguments by name (struct clone_args up to its cgroup field,
+  // version 2; the kernel reads only the size it is given): no
+  // architecture's argument order to get wrong.
   struct {
-    std::uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+    std::uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls,
+        set_tid, set_tid_size, cgroup;
   } arguments{};
+  constexpr std::size_t kVersion1 = 64;  // without set_tid, set_tid_size, cgroup
   arguments.flags = CLONE_PARENT | (tid ? CLONE_CHILD_SETTID : 0);
   arguments.child_tid = reinterpret_cast<std::uintptr_t>(tid);
   // No exit signal of our own: with CLONE_PARENT the child ends with the
   // caller's (SIGCHLD for a process the runner spawned), and clone3 refuses
   // any other.
   arguments.exit_signal = 0;
-  auto child = static_cast<pid_t>(::syscall(SYS_clone3, &arguments, sizeof arguments));
+  pid_t child = -1;
+  if (cgroup_fd >= 0) {
+    auto into = arguments;
+    into.flags |= kCloneIntoCgroup;
+    into.cgroup = static_cast<std::uint64_t>(cgroup_fd);
+    child = static_cast<pid_t>(::syscall(SYS_clone3, &into, sizeof into));
+    if (child >= 0 && placed) *placed = 1;
+  }
+  if (child < 0) child = static_cast<pid_t>(::syscall(SYS_clone3, &arguments, kVersion1));
   if (child < 0 && errno == ENOSYS)  // before Linux 5.3: no thread id for the child
     child = static_cast<pid_t>(
         ::syscall(SYS_clone, CLONE_PARENT | SIGCHLD, nullptr, nullptr, nullptr, nullptr));
@@ -59,3 +74,5 @@ extern "C" pid_t ranktest_fork_as_sibling(void) {
     ::syscall(SYS_set_robust_list, robust_head, robust_length);
   return child;
 }
+
+extern "C" pid_t ranktest_fork_as_sibling(void) { return ranktest_fork_as_sibling_into(-1, nullptr); }
