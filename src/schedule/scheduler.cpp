@@ -332,8 +332,10 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
       bool order_dependent = false;  // its verdict is final: a retry alone would pass
       // A failure after other tests in one worker process (a gtest worker
       // need not be forked) is diagnosed as a forked one is.
-      if (failed && (finished.forked || !finished.ran_before.empty()) &&
-          found == diagnosis.end() && going_on && !test.failed_alone.empty() &&
+      const bool first_shared_failure = failed &&
+                                        (finished.forked || !finished.ran_before.empty()) &&
+                                        found == diagnosis.end() && going_on;
+      if (first_shared_failure && !test.failed_alone.empty() &&
           test.failed_alone == failure_signature(finished.result)) {
         // It failed the same way alone, as a fresh process, in its recent
         // verdicts: running it alone again would say so once more, at a
@@ -342,9 +344,7 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
         finished.result.reason = fmt::format("{}{}{}", finished.result.reason,
                                              finished.result.reason.empty() ? "" : "; ",
                                              kFailedAloneNote);
-      } else if (failed && (finished.forked || !finished.ran_before.empty()) &&
-                 found == diagnosis.end() && going_on &&
-                 !finished.result.machine_out_of_memory) {
+      } else if (first_shared_failure && !finished.result.machine_out_of_memory) {
         // (Out of machine memory is not diagnosed: every process on the
         // machine shares the blame, so whether a rerun alone, fresh or
         // forked, fits depends on what runs beside it, never on forking or
