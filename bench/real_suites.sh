@@ -83,8 +83,9 @@ timed() {
 
 # torch's test_api (the C++ frontend's tests): python3-torch ships it in
 # torch/bin, not libtorch-test; TORCH_TEST_API names another build. The
-# binary alone against ranktest -j2 with a process forked per test and
-# with worker processes (isolation = "worker": each runs a share of the
+# binary alone against ranktest -j2 with a process forked per test (its
+# exit full: libtorch's teardown in every test; and fast) and with worker
+# processes (isolation = "worker": each runs a share of the
 # binary's tests through GoogleTest's own loop), plain and forked.
 if [[ $what == torch || $what == test_api || $what == all ]]; then
   test_api=${TORCH_TEST_API:-/usr/lib/python3/dist-packages/torch/bin/test_api}
@@ -93,19 +94,21 @@ if [[ $what == torch || $what == test_api || $what == all ]]; then
   else
     folder=$scratch/test_api
     mkdir -p "$folder"
-    for setup in "test fork-server" "worker plain" "worker fork-server"; do
-      read -r isolation mode <<<"$setup"
-      printf '[[source]]\npaths = ["%s"]\nmode = "%s"\nisolation = "%s"\n' "$test_api" "$mode" \
-        "$isolation" > "$folder/$isolation-$mode.toml"
-      "$ranktest" list --config "$folder/$isolation-$mode.toml" >/dev/null 2>&1 || true  # listing cached
+    setups=("test fork-server full" "test fork-server fast" "worker plain full"
+            "worker fork-server full")
+    for setup in "${setups[@]}"; do
+      read -r isolation mode exit <<<"$setup"
+      printf '[[source]]\npaths = ["%s"]\nmode = "%s"\nisolation = "%s"\nfork-exit = "%s"\n' \
+        "$test_api" "$mode" "$isolation" "$exit" > "$folder/$isolation-$mode-$exit.toml"
+      "$ranktest" list --config "$folder/$isolation-$mode-$exit.toml" >/dev/null 2>&1 || true  # listing cached
     done
     read -r alone alone_cpu < <(cd "$folder" && timed "$test_api")
     echo "torch test_api: the binary alone ${alone} s (cpu ${alone_cpu} s)"
-    for setup in "test fork-server" "worker plain" "worker fork-server"; do
-      read -r isolation mode <<<"$setup"
+    for setup in "${setups[@]}"; do
+      read -r isolation mode exit <<<"$setup"
       goal=$([[ $isolation == test ]] && echo "1.5x" || echo "0.7x")
-      read -r run run_cpu < <(timed "$ranktest" run -j2 --config "$folder/$isolation-$mode.toml" --status-level none)
-      echo "torch test_api: ranktest -j2 isolation = \"$isolation\", $mode: ${run} s = $(ratio "$run" "$alone")x the binary alone (goal <= $goal), cpu ${run_cpu} s"
+      read -r run run_cpu < <(timed "$ranktest" run -j2 --config "$folder/$isolation-$mode-$exit.toml" --status-level none)
+      echo "torch test_api: ranktest -j2 isolation = \"$isolation\", $mode, fork-exit = \"$exit\": ${run} s = $(ratio "$run" "$alone")x the binary alone (goal <= $goal), cpu ${run_cpu} s"
     done
   fi
 fi

@@ -180,7 +180,10 @@ int run_command(const CommandLine& cli) {
   const auto inventory = schedule::merge_inventory(
       config.devices, schedule::detect_devices("/dev"));
   const auto history = open_history(config, true);
-  auto expected = expected_durations(config, history.get());
+  // One scan of each test's last verdicts: the order, the ETA, and which
+  // tests run fresh or not alone again.
+  auto recent = history ? history->recent() : history::RecentHistory{};
+  auto expected = history ? std::move(recent.expected) : expected_durations(config, nullptr);
   auto& tests = std::get<std::vector<TestCase>>(discovered);
   const auto partitioned_out = keep_partition(tests, cli, expected);
   auto plan = select::plan_tests(std::move(tests), cli.selection, config,
@@ -190,14 +193,11 @@ int run_command(const CommandLine& cli) {
   // A test that failed only when forked lately runs fresh from the start,
   // instead of failing forked (a hang costs its whole timeout) first; one
   // that failed alone lately is not run alone again to fail the same way.
-  if (history) {
-    const auto fork_only = history->fork_only_tests();
-    auto failed_alone = history->failed_alone();
-    for (auto& test : plan.to_run) {
-      test.fresh_process = fork_only.count(test.test->id) > 0;
-      if (const auto found = failed_alone.find(test.test->id); found != failed_alone.end())
-        test.failed_alone = std::move(found->second);
-    }
+  for (auto& test : plan.to_run) {
+    test.fresh_process = recent.fork_only.count(test.test->id) > 0;
+    if (const auto found = recent.failed_alone.find(test.test->id);
+        found != recent.failed_alone.end())
+      test.failed_alone = std::move(found->second);
   }
   if (auto conflict = select::network_conflict(plan))
     return fail({ExitCode::usage_error, *conflict});
@@ -262,7 +262,7 @@ int run_command(const CommandLine& cli) {
   }
   if (history)
     dispatcher.add(std::make_unique<history::HistoryReporter>(
-        history, history::detect_context(config.root), stderr));
+        history, history::detect_context(config.root), config.history_runs, stderr));
   // Last: the terminal's summary line ends the output, after any warning.
   add_report_outputs(dispatcher, std::move(outputs));
 

@@ -142,6 +142,10 @@ struct Config {
   // none with `history = false`.
   std::optional<std::filesystem::path> history;
   bool history_off = false;
+  // How many runs the history keeps (`history-runs`): enough for `ranktest
+  // history`'s 50 and every window a run reads (5 verdicts), while what a
+  // run reads from it at its start stays a fraction of a second.
+  std::size_t history_runs = 100;
   std::optional<std::filesystem::path> history_path() const {
     if (history_off) return std::nullopt;
     return history ? *history : state_dir / "history.db";

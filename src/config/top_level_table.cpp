@@ -161,6 +161,11 @@ std::optional<Error> read_top_level(const toml::table& table,
     else if (node->is_string()) config.history = config.root / node->value<std::string>().value();
     else return reader.wrong_type("history", *node, "a path string, or false");
   }
+  if (const auto* node = table.get("history-runs")) {
+    const auto runs = reader.integer("history-runs", *node, 1, 1'000'000);
+    if (!runs) return runs.error();
+    config.history_runs = static_cast<std::size_t>(*runs);
+  }
   if (const auto* node = table.get("html")) {
     if (!node->is_string()) return reader.wrong_type("html", *node, "a path string");
     config.html = config.root / node->value<std::string>().value();

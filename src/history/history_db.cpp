@@ -53,6 +53,7 @@ CREATE TABLE IF NOT EXISTS attempts (
   failure TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS attempts_by_test ON attempts (test_id, id);
+CREATE INDEX IF NOT EXISTS attempts_by_run ON attempts (run_id);
 PRAGMA user_version = 1;
 )sql";
 
@@ -231,69 +232,76 @@ Expected<Done> HistoryDb::record_run_finished(const events::RunFinished& event) 
   return Done{};
 }
 
-std::map<std::string, std::chrono::milliseconds> HistoryDb::expected_durations() const {
-  // The last 5 verdicts of each test that ran, newest first.
+RecentHistory HistoryDb::recent(std::size_t window) const {
+  // Each test's last `window` verdicts that ran, newest first.
   Statement query(db_,
-                  "SELECT test_id, duration_ms FROM ("
-                  "  SELECT test_id, duration_ms, ROW_NUMBER() OVER ("
-                  "    PARTITION BY test_id ORDER BY id DESC) AS age"
-                  "  FROM attempts WHERE retrying = 0 AND attempt > 0"
-                  "  AND outcome NOT IN ('skipped', 'not-run', 'interrupted'))"
-                  " WHERE age <= 5 ORDER BY test_id");
-  std::map<std::string, std::vector<std::int64_t>> recent;
-  while (query.ok() && query.step() == SQLITE_ROW)
-    recent[query.text(0)].push_back(query.number(1));
-  std::map<std::string, std::chrono::milliseconds> expected;
-  for (auto& [id, durations] : recent) {
-    std::sort(durations.begin(), durations.end());
-    expected[id] = std::chrono::milliseconds(durations[durations.size() / 2]);
-  }
-  return expected;
-}
-
-std::set<std::string> HistoryDb::fork_only_tests(std::size_t window) const {
-  Statement query(db_,
-                  "SELECT DISTINCT test_id FROM ("
-                  "  SELECT test_id, fork_only, ROW_NUMBER() OVER ("
-                  "    PARTITION BY test_id ORDER BY id DESC) AS age"
-                  "  FROM attempts WHERE retrying = 0 AND attempt > 0"
-                  "  AND outcome NOT IN ('skipped', 'not-run', 'interrupted'))"
-                  " WHERE age <= ? AND fork_only = 1");
-  query.bind(1, static_cast<std::int64_t>(window));
-  std::set<std::string> ids;
-  while (query.ok() && query.step() == SQLITE_ROW) ids.insert(query.text(0));
-  return ids;
-}
-
-std::map<std::string, std::string> HistoryDb::failed_alone(std::size_t window) const {
-  Statement query(db_,
-                  "SELECT test_id, alone, failure FROM ("
-                  "  SELECT test_id, alone, failure, id, ROW_NUMBER() OVER ("
-                  "    PARTITION BY test_id ORDER BY id DESC) AS age"
+                  "SELECT test_id, duration_ms, fork_only, alone, failure FROM ("
+                  "  SELECT test_id, duration_ms, fork_only, alone, failure, id, ROW_NUMBER() "
+                  "    OVER (PARTITION BY test_id ORDER BY id DESC) AS age"
                   "  FROM attempts WHERE retrying = 0 AND attempt > 0"
                   "  AND outcome NOT IN ('skipped', 'not-run', 'interrupted'))"
                   " WHERE age <= ? ORDER BY test_id, id DESC");
   query.bind(1, static_cast<std::int64_t>(window));
-  // Per test, newest first: the newest verdict's failure, and whether an
-  // attempt alone failed so before anything else came in between.
-  std::map<std::string, std::string> failed;
+  RecentHistory recent;
   std::string test, failure;
+  std::vector<std::int64_t> durations;
   bool broken = true;  // this test's run of equal failures ended
+  const auto close = [&] {
+    if (durations.empty()) return;
+    std::sort(durations.begin(), durations.end());
+    recent.expected[test] = std::chrono::milliseconds(durations[durations.size() / 2]);
+    durations.clear();
+  };
   while (query.ok() && query.step() == SQLITE_ROW) {
     const auto id = query.text(0);
     if (id != test) {
+      close();
       test = id;
-      failure = query.text(2);
+      // The newest verdict's failure, and whether an attempt alone failed
+      // so before anything else came in between.
+      failure = query.text(4);
       broken = failure.empty();
-    } else if (!broken && query.text(2) != failure) {
+    } else if (!broken && query.text(4) != failure) {
       broken = true;
     }
-    if (!broken && query.number(1) == 1) {
-      failed[test] = failure;
+    durations.push_back(query.number(1));
+    if (query.number(2) == 1) recent.fork_only.insert(test);
+    if (!broken && query.number(3) == 1) {
+      recent.failed_alone[test] = failure;
       broken = true;
     }
   }
-  return failed;
+  close();
+  return recent;
+}
+
+std::map<std::string, std::chrono::milliseconds> HistoryDb::expected_durations() const {
+  return recent().expected;
+}
+
+std::set<std::string> HistoryDb::fork_only_tests(std::size_t window) const {
+  return recent(window).fork_only;
+}
+
+std::map<std::string, std::string> HistoryDb::failed_alone(std::size_t window) const {
+  return recent(window).failed_alone;
+}
+
+Expected<Done> HistoryDb::forget_old_runs(std::size_t keep, std::size_t at_most) {
+  const std::size_t runs = run_count();
+  if (runs <= keep) return Done{};
+  // The oldest runs beyond `keep`, at most `at_most` of them: a file grown
+  // large before it had a limit shrinks over a few runs, each deleting in
+  // one short transaction (others may be waiting for the lock).
+  const auto oldest = fmt::format("SELECT run_id FROM runs ORDER BY rowid LIMIT {}",
+                                  std::min(runs - keep, at_most));
+  auto done = exec(fmt::format("BEGIN IMMEDIATE; "
+                               "DELETE FROM attempts WHERE run_id IN ({0}); "
+                               "DELETE FROM runs WHERE run_id IN ({0}); "
+                               "COMMIT;",
+                               oldest));
+  if (!done && !sqlite3_get_autocommit(db_)) [[maybe_unused]] auto ignored = exec("ROLLBACK");
+  return done;
 }
 
 std::vector<TestStats> HistoryDb::test_stats(std::size_t window) const {

@@ -53,8 +53,16 @@ struct AttemptRecord {
   std::string commit;
 };
 
+// What a run takes from each test's last verdicts, read in one pass.
+struct RecentHistory {
+  std::map<std::string, std::chrono::milliseconds> expected;  // expected_durations()
+  std::set<std::string> fork_only;                            // fork_only_tests()
+  std::map<std::string, std::string> failed_alone;            // failed_alone()
+};
+
 class HistoryDb {
  public:
+
   // Opens (creating it and its folder) the database at `path`.
   static Expected<std::unique_ptr<HistoryDb>> open(const std::filesystem::path& path);
   ~HistoryDb();
@@ -79,6 +87,15 @@ class HistoryDb {
   // `window` verdicts: that failure, by test id. A test failing so again
   // after other tests or forked is not run again alone to find out why.
   std::map<std::string, std::string> failed_alone(std::size_t window = 5) const;
+
+  // The three above over each test's last `window` verdicts, in one scan
+  // of the table (what a run reads before it starts).
+  RecentHistory recent(std::size_t window = 5) const;
+
+  // Deletes the oldest runs beyond the newest `keep` (by when they were
+  // recorded), at most `at_most` of them, with their attempts: a history
+  // stays that long, and so does what a run reads at its start.
+  Expected<Done> forget_old_runs(std::size_t keep, std::size_t at_most = 200);
 
   // Over each test's last `window` verdicts.
   std::vector<TestStats> test_stats(std::size_t window = 50) const;

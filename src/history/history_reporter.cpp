@@ -8,10 +8,12 @@
 namespace ranktest::history {
 
 HistoryReporter::HistoryReporter(std::shared_ptr<HistoryDb> db, RunContext context,
-                                 std::FILE* warnings, std::chrono::milliseconds finish_wait)
+                                 std::size_t keep_runs, std::FILE* warnings,
+                                 std::chrono::milliseconds finish_wait)
     : shared_(std::make_shared<Shared>()), warnings_(warnings), finish_wait_(finish_wait) {
   shared_->db = std::move(db);
   shared_->context = std::move(context);
+  shared_->keep_runs = keep_runs;
   if (shared_->db) writer_ = std::thread(write_queued, shared_);
 }
 
@@ -46,6 +48,11 @@ void HistoryReporter::write_queued(std::shared_ptr<Shared> shared) {
       std::visit(Overloaded{
                      [&](const events::RunStarted& e) {
                        done = shared->db->record_run_started(e, shared->context);
+                       // While the tests run, nobody waits for it; best
+                       // effort: a runner holding the file leaves the old
+                       // runs to the next run.
+                       if (done) [[maybe_unused]] auto forgot =
+                           shared->db->forget_old_runs(shared->keep_runs);
                      },
                      [&](const events::TestFinished& e) {
                        done = shared->db->record_attempt(e, shared->context);

@@ -29,8 +29,9 @@ class HistoryReporter final : public events::Reporter {
   // How long the run's end waits for the queued writes.
   static constexpr std::chrono::seconds kFinishWait{10};
 
-  HistoryReporter(std::shared_ptr<HistoryDb> db, RunContext context, std::FILE* warnings,
-                  std::chrono::milliseconds finish_wait = kFinishWait);
+  // After the run's end, all but the newest `keep_runs` runs are forgotten.
+  HistoryReporter(std::shared_ptr<HistoryDb> db, RunContext context, std::size_t keep_runs,
+                  std::FILE* warnings, std::chrono::milliseconds finish_wait = kFinishWait);
   ~HistoryReporter() override;
   HistoryReporter(const HistoryReporter&) = delete;
   HistoryReporter& operator=(const HistoryReporter&) = delete;
@@ -44,6 +45,7 @@ class HistoryReporter final : public events::Reporter {
   struct Shared {
     std::shared_ptr<HistoryDb> db;
     RunContext context;
+    std::size_t keep_runs = 0;
     std::mutex mutex;
     std::condition_variable wake;     // something queued, or done
     std::condition_variable drained;  // the queue emptied

@@ -165,6 +165,42 @@ TEST_F(History, FailingTheSameWayAloneIsRememberedWithItsFailure) {
   EXPECT_TRUE(db->failed_alone().empty()) << "the fresh failure is six verdicts old";
 }
 
+// A history keeps the newest runs it is told to (history-runs), with
+// their attempts, deleting a bounded number of older ones at a time. The
+// reporter forgets as a run starts, while its tests run.
+TEST_F(History, KeepsOnlyTheNewestRuns) {
+  for (int i = 0; i < 6; ++i)
+    run("r" + std::to_string(i), {{"A", Outcome::passed, 10 + i}, {"B", Outcome::failed, 10}});
+  ASSERT_TRUE(db->forget_old_runs(2, 3));
+  EXPECT_EQ(db->run_count(), 3u) << "at most three deleted at a time";
+  EXPECT_EQ(db->attempts_of("B", 10).size(), 3u);
+  ASSERT_TRUE(db->forget_old_runs(2, 3));
+  EXPECT_EQ(db->run_count(), 2u);
+  const auto attempts = db->attempts_of("A", 10);
+  ASSERT_EQ(attempts.size(), 2u);
+  EXPECT_EQ(attempts[0].run_id, "r5");
+  EXPECT_EQ(attempts[1].run_id, "r4");
+  EXPECT_EQ(db->expected_durations().at("A"), milliseconds(15));
+  ASSERT_TRUE(db->forget_old_runs(2));
+  EXPECT_EQ(db->run_count(), 2u) << "nothing beyond the newest two";
+
+  const auto path = db->path();
+  {
+    HistoryReporter reporter(std::shared_ptr<HistoryDb>(std::move(db)), {"host-a", ""}, 1,
+                             stderr);
+    events::RunStarted started;
+    started.run_id = "r6";
+    reporter.report(events::Event{started});
+    events::RunFinished end;
+    end.run_id = "r6";
+    reporter.report(events::Event{end});
+  }
+  auto reopened = HistoryDb::open(path);
+  ASSERT_TRUE(reopened) << reopened.error().message;
+  EXPECT_EQ((*reopened)->run_count(), 1u);
+  EXPECT_TRUE((*reopened)->attempts_of("A", 10).empty());
+}
+
 // What tells one failure from another across runs (failure_signature):
 // the outcome, the first message's location and its last line with text,
 // else the reason less the note a verdict taken from history adds.
@@ -226,8 +262,8 @@ TEST_F(History, ALockTakenMidRunNeverHoldsTheRunsLoop) {
   std::FILE* said = std::tmpfile();
   ASSERT_NE(said, nullptr);
   {
-    HistoryReporter reporter(std::shared_ptr<HistoryDb>(std::move(db)), {"host-a", ""}, said,
-                             milliseconds(300));
+    HistoryReporter reporter(std::shared_ptr<HistoryDb>(std::move(db)), {"host-a", ""}, 100,
+                             said, milliseconds(300));
     events::RunStarted started;
     started.run_id = "r1";
     reporter.report(events::Event{started});
