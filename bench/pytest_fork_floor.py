@@ -2,8 +2,11 @@
 no test runner around it: a pytest plugin that, after collecting, forks one
 child per test, two alive at a time, like `ranktest run -j2` with a fork
 server. BENCH_FORK_RUN=1: each child runs the test's protocol (setup, call,
-teardown) and exits; otherwise it exits at once (the price of the fork and
-the exit alone). Used by bench/pytest_isolation.sh:
+teardown: runtestprotocol) and exits; BENCH_FORK_RUN=hook: it runs the
+whole pytest_runtest_protocol hook instead, every plugin's wrappers around
+the test included, as pytest's own loop and ranktest's forked test do;
+otherwise it exits at once (the price of the fork and the exit alone).
+Used by bench/pytest_isolation.sh and bench/real_suites.sh:
 
     PYTHONPATH=bench python3 -m pytest -p pytest_fork_floor SUITE
 """
@@ -18,7 +21,8 @@ import pytest
 def pytest_runtestloop(session):
     from _pytest.runner import runtestprotocol
 
-    run = os.environ.get("BENCH_FORK_RUN") == "1"
+    run = os.environ.get("BENCH_FORK_RUN") in ("1", "hook")
+    hook = os.environ.get("BENCH_FORK_RUN") == "hook"
     gc.collect()
     gc.freeze()  # as ranktest's server does: children share more pages
     running = 0
@@ -34,8 +38,13 @@ def pytest_runtestloop(session):
                 null = os.open(os.devnull, os.O_WRONLY)
                 os.dup2(null, 1)
                 os.dup2(null, 2)
-                reports = runtestprotocol(item, nextitem=None, log=False)
-                code = 1 if any(report.failed for report in reports) else 0
+                if hook:
+                    failed = session.testsfailed
+                    item.ihook.pytest_runtest_protocol(item=item, nextitem=None)
+                    code = 1 if session.testsfailed != failed else 0
+                else:
+                    reports = runtestprotocol(item, nextitem=None, log=False)
+                    code = 1 if any(report.failed for report in reports) else 0
             os._exit(code)
         running += 1
     while running:

@@ -132,13 +132,21 @@ pytest_suite() {
   local one xdist test worker again
   read -r one one_cpu < <(timed "$python" -m pytest -q -p no:cacheprovider "$tests")
   read -r xdist xdist_cpu < <(timed "$python" -m pytest -q -n 2 -p no:cacheprovider "$tests")
+  # The floor of test isolation: forking a child per test, two at a time,
+  # with no runner (bench/pytest_fork_floor.py), the child running the
+  # test's protocol alone, or the whole hook as ranktest's forked test does.
+  read -r floor floor_cpu < <(PYTHONPATH=$PWD/bench BENCH_FORK_RUN=1 timed "$python" -m pytest -q \
+    -p no:cacheprovider -p pytest_fork_floor "$tests")
+  read -r hook hook_cpu < <(PYTHONPATH=$PWD/bench BENCH_FORK_RUN=hook timed "$python" -m pytest -q \
+    -p no:cacheprovider -p pytest_fork_floor "$tests")
   read -r test test_cpu < <(timed "$ranktest" run -j2 --config "$folder/test/ranktest.toml" --status-level none)
   read -r worker worker_cpu < <(timed "$ranktest" run -j2 --config "$folder/worker/ranktest.toml" --status-level none)
   read -r again again_cpu < <(timed "$ranktest" run -j2 --config "$folder/worker/ranktest.toml" --status-level none)
   local counts
   counts=$("$ranktest" report "$folder/worker/.ranktest/runs/latest" 2>&1 | tail -1 || true)
   echo "$name: pytest ${one} s (cpu ${one_cpu} s); pytest -n 2 ${xdist} s (cpu ${xdist_cpu} s)"
-  echo "$name: ranktest -j2 isolation = \"test\" ${test} s = $(ratio "$test" "$xdist")x xdist wall, cpu ${test_cpu} s = $(ratio "$test_cpu" "$xdist_cpu")x"
+  echo "$name: forking each test with no runner ${floor} s (cpu ${floor_cpu} s), running the whole hook ${hook} s (cpu ${hook_cpu} s)"
+  echo "$name: ranktest -j2 isolation = \"test\" ${test} s = $(ratio "$test" "$xdist")x xdist wall, $(ratio "$test" "$floor")x the fork floor (goal <= 1.15x), $(ratio "$test" "$hook")x with the hook; cpu ${test_cpu} s = $(ratio "$test_cpu" "$xdist_cpu")x xdist"
   echo "$name: ranktest -j2 isolation = \"worker\" ${worker} s = $(ratio "$worker" "$xdist")x xdist wall (goal <= 1.0x), cpu ${worker_cpu} s = $(ratio "$worker_cpu" "$xdist_cpu")x (goal <= 1.2x)"
   echo "$name: the same again, with its history ${again} s = $(ratio "$again" "$xdist")x xdist wall, cpu ${again_cpu} s = $(ratio "$again_cpu" "$xdist_cpu")x; ${counts}"
 }

@@ -287,6 +287,14 @@ std::map<std::string, std::string> HistoryDb::failed_alone(std::size_t window) c
   return recent(window).failed_alone;
 }
 
+Expected<Done> HistoryDb::begin() { return exec("BEGIN IMMEDIATE"); }
+
+Expected<Done> HistoryDb::commit() { return exec("COMMIT"); }
+
+void HistoryDb::roll_back() {
+  if (!sqlite3_get_autocommit(db_)) [[maybe_unused]] auto ignored = exec("ROLLBACK");
+}
+
 Expected<Done> HistoryDb::forget_old_runs(std::size_t keep, std::size_t at_most) {
   const std::size_t runs = run_count();
   if (runs <= keep) return Done{};
@@ -300,7 +308,7 @@ Expected<Done> HistoryDb::forget_old_runs(std::size_t keep, std::size_t at_most)
                                "DELETE FROM runs WHERE run_id IN ({0}); "
                                "COMMIT;",
                                oldest));
-  if (!done && !sqlite3_get_autocommit(db_)) [[maybe_unused]] auto ignored = exec("ROLLBACK");
+  if (!done) roll_back();
   return done;
 }
 

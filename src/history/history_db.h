@@ -2,7 +2,7 @@
 // default): what orders tests longest first, what balances time partitions,
 // what the ETA is based on, and what `ranktest history` reads. Several
 // runners may share one database at once: WAL journal and a busy timeout,
-// each write its own short transaction.
+// short transactions.
 #pragma once
 
 #include <chrono>
@@ -72,6 +72,11 @@ class HistoryDb {
   Expected<Done> record_run_started(const events::RunStarted& event, const RunContext& context);
   Expected<Done> record_attempt(const events::TestFinished& event, const RunContext& context);
   Expected<Done> record_run_finished(const events::RunFinished& event);
+  // Several records in one transaction (BEGIN ... COMMIT): one write of the
+  // pages they share instead of one per record. An error rolls it back.
+  Expected<Done> begin();
+  Expected<Done> commit();
+  void roll_back();
 
   // Each test's expected duration: the median of its last 5 verdicts that
   // ran (skips and tests never started do not count).

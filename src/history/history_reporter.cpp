@@ -38,33 +38,53 @@ void HistoryReporter::write_queued(std::shared_ptr<Shared> shared) {
   for (;;) {
     shared->wake.wait(lock, [&] { return shared->done || !shared->queue.empty(); });
     if (shared->queue.empty()) return;  // done, and nothing left
-    events::Event event = std::move(shared->queue.front());
-    shared->queue.pop_front();
+    // Everything queued by now, in one transaction: tests ending faster
+    // than a write each cost one write together.
+    std::deque<events::Event> batch;
+    batch.swap(shared->queue);
     shared->busy = true;
+    shared->in_hand = batch.size();
     const bool failed_before = shared->failure.has_value();
     lock.unlock();
     Expected<Done> done = Done{};
-    if (!failed_before)
-      std::visit(Overloaded{
-                     [&](const events::RunStarted& e) {
-                       done = shared->db->record_run_started(e, shared->context);
-                       // While the tests run, nobody waits for it; best
-                       // effort: a runner holding the file leaves the old
-                       // runs to the next run.
-                       if (done) [[maybe_unused]] auto forgot =
-                           shared->db->forget_old_runs(shared->keep_runs);
-                     },
-                     [&](const events::TestFinished& e) {
-                       done = shared->db->record_attempt(e, shared->context);
-                     },
-                     [&](const events::RunFinished& e) { done = shared->db->record_run_finished(e); },
-                     [](const auto&) {}},
-                 event);
+    if (!failed_before) done = write_batch(*shared, batch);
     lock.lock();
     shared->busy = false;
+    shared->in_hand = 0;
     if (!done && !shared->failure) shared->failure = done.error().message;
     if (shared->queue.empty()) shared->drained.notify_all();
   }
+}
+
+Expected<Done> HistoryReporter::write_batch(Shared& shared, const std::deque<events::Event>& batch) {
+  HistoryDb& db = *shared.db;
+  const bool together = batch.size() > 1;
+  if (together)
+    if (auto begun = db.begin(); !begun) return begun;
+  Expected<Done> done = Done{};
+  bool started = false;
+  for (const auto& event : batch) {
+    std::visit(Overloaded{
+                   [&](const events::RunStarted& e) {
+                     done = db.record_run_started(e, shared.context);
+                     started = true;
+                   },
+                   [&](const events::TestFinished& e) {
+                     done = db.record_attempt(e, shared.context);
+                   },
+                   [&](const events::RunFinished& e) { done = db.record_run_finished(e); },
+                   [](const auto&) {}},
+               event);
+    if (!done) break;
+  }
+  if (together) {
+    if (done) done = db.commit();
+    if (!done) db.roll_back();
+  }
+  // While the tests run, nobody waits for it; best effort: a runner
+  // holding the file leaves the old runs to the next run.
+  if (done && started) [[maybe_unused]] auto forgot = db.forget_old_runs(shared.keep_runs);
+  return done;
 }
 
 void HistoryReporter::say_failure_once() {
@@ -97,7 +117,7 @@ void HistoryReporter::report(const events::Event& event) {
   const bool drained = shared_->drained.wait_for(lock, finish_wait_, [&] {
     return shared_->queue.empty() && !shared_->busy;
   });
-  const std::size_t left = shared_->queue.size() + (shared_->busy ? 1 : 0);
+  const std::size_t left = shared_->queue.size() + shared_->in_hand;
   lock.unlock();
   say_failure_once();
   if (!drained && !said_) {

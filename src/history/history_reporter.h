@@ -50,11 +50,13 @@ class HistoryReporter final : public events::Reporter {
     std::condition_variable wake;     // something queued, or done
     std::condition_variable drained;  // the queue emptied
     std::deque<events::Event> queue;
-    bool busy = false;  // the writer holds an event out of the queue
+    bool busy = false;        // the writer holds events out of the queue
+    std::size_t in_hand = 0;  // how many
     bool done = false;
     std::optional<std::string> failure;  // the first write that failed
   };
   static void write_queued(std::shared_ptr<Shared> shared);
+  static Expected<Done> write_batch(Shared& shared, const std::deque<events::Event>& batch);
   void say_failure_once();
 
   std::shared_ptr<Shared> shared_;
