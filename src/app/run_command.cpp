@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <optional>
 #include <random>
+#include <thread>
 
 #include "app/allocation_check.h"
 #include "app/prepare.h"
@@ -25,6 +26,7 @@
 #include "process/network_namespace.h"
 #include "process/test_cgroup.h"
 #include "execute/process_test_runner.h"
+#include "execute/old_run_folders.h"
 #include "execute/run_folder.h"
 #include "app/report_outputs.h"
 #include "report/junit_reporter.h"
@@ -231,6 +233,13 @@ int run_command(const CommandLine& cli) {
   auto folder = execute::RunFolder::create(config.state_dir,
                                            execute::make_run_id(started));
   if (!folder) return fail({ExitCode::internal_error, folder.error().message});
+  // Held while this run runs; older runs' folders beyond `run-folders` go,
+  // beside the run (joined at its end).
+  const auto folder_lock = execute::RunFolderLock::hold(folder->path());
+  const std::jthread old_folders_removal(
+      [runs = folder->path().parent_path(), current = folder->path(), keep = config.run_folders] {
+        execute::remove_old_run_folders(runs, current, keep);
+      });
   // Inside an allocation: the nodes' devices, once every node sees the run folder.
   auto allocation = config.allocation;
   if (allocation) {

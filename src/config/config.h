@@ -146,6 +146,8 @@ struct Config {
   // history`'s 50 and every window a run reads (5 verdicts), while what a
   // run reads from it at its start stays a fraction of a second.
   std::size_t history_runs = 100;
+  // How many run folders <state-dir>/runs keeps (`run-folders`).
+  std::size_t run_folders = 10;
   std::optional<std::filesystem::path> history_path() const {
     if (history_off) return std::nullopt;
     return history ? *history : state_dir / "history.db";

@@ -13,7 +13,7 @@ std::string Place::to_string() const {
 
 const std::vector<std::string>& KnownKeys::top_level() {
   static const std::vector<std::string> keys{
-      "jobs",  "timeout", "start-timeout", "slow", "grace-period", "list-timeout", "fail-fast", "state-dir",
+      "jobs",  "timeout", "start-timeout", "slow", "grace-period", "list-timeout", "fail-fast", "state-dir", "run-folders",
       "junit", "html", "history", "history-runs", "max-output", "devices", "port-range", "suspicious-output", "audit-children",
       "watch-workers", "isolation", "bisect",
       "max-processes", "max-memory", "retries", "retry-delay", "flaky", "launcher", "nodes",

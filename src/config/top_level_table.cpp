@@ -166,6 +166,11 @@ std::optional<Error> read_top_level(const toml::table& table,
     if (!runs) return runs.error();
     config.history_runs = static_cast<std::size_t>(*runs);
   }
+  if (const auto* node = table.get("run-folders")) {
+    const auto folders = reader.integer("run-folders", *node, 1, 1'000'000);
+    if (!folders) return folders.error();
+    config.run_folders = static_cast<std::size_t>(*folders);
+  }
   if (const auto* node = table.get("html")) {
     if (!node->is_string()) return reader.wrong_type("html", *node, "a path string");
     config.html = config.root / node->value<std::string>().value();

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <set>
 #include <thread>
 
 #include "harness.h"
@@ -155,6 +156,31 @@ TEST(History, FalseRecordsNothing) {
   const auto history = run_ranktest(dir, {"history"});
   EXPECT_EQ(history.exit_code, 2);
   EXPECT_THAT(history.err, HasSubstr("history = false"));
+}
+
+// A state directory on a machine that runs a suite every hour: the
+// history keeps `history-runs` runs and runs/ keeps `run-folders` folders,
+// `latest` the newest.
+TEST(History, KeepsTheNewestRunsAndTheirFolders) {
+  Workdir dir;
+  dir.write("ranktest.toml", "history-runs = 2\nrun-folders = 2\n[[source]]\npaths = [\"" +
+                                 fixture("params") + "\"]\n");
+  std::string last_run;
+  for (int i = 0; i < 4; ++i) {
+    const auto run = run_ranktest(dir, {"run"});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    last_run = run.events().front()["run_id"];
+  }
+  std::set<std::string> folders;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path() / ".ranktest" / "runs"))
+    folders.insert(entry.path().filename());
+  EXPECT_EQ(folders.size(), 3u) << "two run folders and latest";
+  EXPECT_EQ(folders.count(last_run), 1u);
+  EXPECT_EQ(std::filesystem::read_symlink(dir.path() / ".ranktest" / "runs" / "latest"),
+            last_run);
+  const auto history = run_ranktest(dir, {"history", "--format", "json"});
+  ASSERT_EQ(history.exit_code, 0) << history.err;
+  EXPECT_EQ(nlohmann::json::parse(history.out)["runs"], 2);
 }
 
 }  // namespace

@@ -201,12 +201,16 @@ INSTANTIATE_TEST_SUITE_P(
                   "not 0"},
         BadConfig{"jobz = 2\n",
                   "ranktest.toml:1:1: unknown key 'jobz'; known keys are: jobs, "
-                  "timeout, start-timeout, slow, grace-period, list-timeout, fail-fast, state-dir, junit, "
+                  "timeout, start-timeout, slow, grace-period, list-timeout, fail-fast, state-dir, "
+                  "run-folders, junit, "
                   "html, history, history-runs, max-output, devices, port-range, suspicious-output, audit-children, "
                   "watch-workers, isolation, bisect, "
                   "max-processes, max-memory, retries, retry-delay, flaky, launcher, nodes, "
                   "network, network-fallback, allocation, tmpdir, source, override, hint, mpirun, slurm (see "
                   "docs/configuration.md)"},
+        BadConfig{"run-folders = -1\n",
+                  "ranktest.toml:1:15: key 'run-folders' must be an integer from 1 to "
+                  "1000000, not -1"},
         BadConfig{"history-runs = 0\n",
                   "ranktest.toml:1:16: key 'history-runs' must be an integer from 1 to "
                   "1000000, not 0"},

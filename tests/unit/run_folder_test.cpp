@@ -1,7 +1,9 @@
 #include "execute/run_folder.h"
+#include "execute/old_run_folders.h"
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <set>
 
 #include "process/temporary_directory.h"
@@ -52,6 +54,40 @@ TEST(RunFolder, CreatesFoldersAndPointsLatestAtTheRun) {
   second->point_latest_here();
   EXPECT_EQ(std::filesystem::read_symlink(scratch->path() / "runs" / "latest"),
             "20260101-000001-abcd");
+}
+
+// A state directory keeps the newest run folders by when each was last
+// written, and never the current run's, the one `latest` names, one a
+// running ranktest holds, or anything ranktest did not name.
+TEST(OldRunFolders, AllButTheNewestGoNeverOnesInUse) {
+  namespace fs = std::filesystem;
+  auto scratch = process::TemporaryDirectory::create("ranktest-unit-");
+  ASSERT_TRUE(scratch);
+  const auto runs = scratch->path() / "runs";
+  const auto now = fs::file_time_type::clock::now();
+  // Named out of order: it is the journal's time that counts.
+  const std::vector<std::string> oldest_first{"20260101-000009-aaaa", "20260101-000001-bbbb",
+                                              "20260101-000005-cccc", "20260101-000002-dddd",
+                                              "20260101-000003-eeee", "20260101-000004-ffff"};
+  for (std::size_t i = 0; i < oldest_first.size(); ++i) {
+    const auto folder = runs / oldest_first[i];
+    fs::create_directories(folder / "tests" / "x");
+    std::ofstream(folder / "events.jsonl") << "{}\n";
+    fs::last_write_time(folder / "events.jsonl", now - std::chrono::minutes(60 - i));
+  }
+  fs::create_directory_symlink(oldest_first[1], runs / "latest");
+  fs::create_directories(runs / "notes");
+  const auto held = RunFolderLock::hold(runs / oldest_first[2]);
+  const auto current = runs / oldest_first.back();
+
+  EXPECT_EQ(remove_old_run_folders(runs, current, 2), 2u);
+  std::set<std::string> left;
+  for (const auto& entry : fs::directory_iterator(runs)) left.insert(entry.path().filename());
+  EXPECT_EQ(left, (std::set<std::string>{"20260101-000001-bbbb", "20260101-000005-cccc",
+                                         "20260101-000003-eeee", "20260101-000004-ffff",
+                                         "latest", "notes"}))
+      << "aaaa and dddd go; bbbb is latest, cccc is held, eeee the newest other";
+  EXPECT_EQ(remove_old_run_folders(runs, current, 100), 0u);
 }
 
 TEST(RunId, SortsByTime) {
