@@ -29,7 +29,8 @@ class HistoryReporter final : public events::Reporter {
   // How long the run's end waits for the queued writes.
   static constexpr std::chrono::seconds kFinishWait{10};
 
-  // After the run's end, all but the newest `keep_runs` runs are forgotten.
+  // As the run starts, runs older than the newest `keep_runs` are forgotten
+  // (HistoryDb::forget_old_runs), while its tests run.
   HistoryReporter(std::shared_ptr<HistoryDb> db, RunContext context, std::size_t keep_runs,
                   std::FILE* warnings, std::chrono::milliseconds finish_wait = kFinishWait);
   ~HistoryReporter() override;
