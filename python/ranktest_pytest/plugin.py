@@ -771,7 +771,7 @@ def _v2_cgroup_of(request):
 def _sibling_fork():
     """A fork whose child is the runner's own, so that the server forks once
     per test and waits for nothing: libranktest-forkserver.so's
-    ranktest_fork_as_sibling (named by RANKTEST_FORK_LIBRARY), with what
+    ranktest_fork_as_sibling_into (named by RANKTEST_FORK_LIBRARY), with what
     os.fork does around fork() for Python. Returns it, or why it cannot."""
     library = _asked["RANKTEST_FORK_LIBRARY"]
     if not library:

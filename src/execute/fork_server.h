@@ -4,7 +4,7 @@
 // with libranktest-forkserver.so preloaded, which serves after the
 // binary's static initialisation instead of calling main. Each test process
 // is cloned as this runner's own child (CLONE_PARENT, libranktest-forkserver's
-// ranktest_fork_as_sibling), so the runner reaps it and supervises it like
+// ranktest_fork_as_sibling_into), so the runner reaps it and supervises it like
 // any rank. The protocol: docs/fork-server.md.
 #pragma once
 

@@ -1,10 +1,11 @@
 #include "execute/old_run_folders.h"
 
+#include "execute/run_folder.h"
+
 #include <fcntl.h>
 #include <sys/file.h>
 
 #include <algorithm>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -16,12 +17,6 @@ namespace {
 process::Descriptor open_folder(const fs::path& folder) {
   return process::Descriptor(
       ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
-}
-
-// A run id as make_run_id makes it: "20261202-140312-5f3a".
-bool is_run_folder_name(const std::string& name) {
-  static const std::regex pattern("[0-9]{8}-[0-9]{6}-[0-9a-f]{4}");
-  return std::regex_match(name, pattern);
 }
 
 // When a run last wrote: its journal, else the folder itself.
@@ -48,7 +43,7 @@ std::size_t remove_old_run_folders(const fs::path& runs, const fs::path& current
   for (const auto& entry : fs::directory_iterator(runs, error)) {
     const auto name = entry.path().filename().string();
     std::error_code type_error;
-    if (!is_run_folder_name(name) || entry.is_symlink(type_error) ||
+    if (!is_run_id(name) || entry.is_symlink(type_error) ||
         !entry.is_directory(type_error) || entry.path() == current)
       continue;
     others.emplace_back(last_written(entry.path()), entry.path());

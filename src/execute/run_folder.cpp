@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <random>
+#include <regex>
 
 namespace ranktest::execute {
 namespace {
@@ -49,6 +50,11 @@ std::string make_run_id(std::chrono::system_clock::time_point now) {
   const auto seconds = std::chrono::floor<std::chrono::seconds>(now);
   return fmt::format("{:%Y%m%d-%H%M%S}-{:04x}", seconds,
                      (entropy() ^ static_cast<unsigned>(getpid())) & 0xFFFF);
+}
+
+bool is_run_id(std::string_view name) {
+  static const std::regex shape("[0-9]{8}-[0-9]{6}-[0-9a-f]{4}");
+  return std::regex_match(name.begin(), name.end(), shape);
 }
 
 Expected<RunFolder> RunFolder::create(const std::filesystem::path& state_dir,

@@ -20,6 +20,8 @@ std::string safe_file_name(std::string_view test_id);
 
 // "20261202-140312-5f3a": sortable by time, unique enough for one machine.
 std::string make_run_id(std::chrono::system_clock::time_point now);
+// Whether `name` is a run id as make_run_id makes them.
+bool is_run_id(std::string_view name);
 
 class RunFolder {
  public:

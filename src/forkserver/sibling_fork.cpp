@@ -74,5 +74,3 @@ extern "C" pid_t ranktest_fork_as_sibling_into(int cgroup_fd, int* placed) {
     ::syscall(SYS_set_robust_list, robust_head, robust_length);
   return child;
 }
-
-extern "C" pid_t ranktest_fork_as_sibling(void) { return ranktest_fork_as_sibling_into(-1, nullptr); }

@@ -15,15 +15,13 @@ extern "C" {
 // fork() does for the child beyond the clone is done here: the child's
 // thread descriptor gets its own thread id, and its robust-mutex list is
 // registered again (the kernel does not copy it).
-__attribute__((visibility("default"))) pid_t ranktest_fork_as_sibling(void);
-
-// The same, the child born in the cgroup v2 folder `cgroup_fd` (an open
+//
+// The child is born in the cgroup v2 folder `cgroup_fd` (an open
 // directory; -1: none) with CLONE_INTO_CGROUP: writing a running process
 // into a v2 cgroup.procs waits for an RCU grace period (14 ms a test on
 // the VMs measured), being born there does not. *placed says whether it
 // was: false where the kernel refused (before 5.7, a folder it will not
-// take), the child then forked as ranktest_fork_as_sibling forks it, to
-// join the cgroup itself.
+// take), the child then forked without it, to join the cgroup itself.
 __attribute__((visibility("default"))) pid_t ranktest_fork_as_sibling_into(int cgroup_fd,
                                                                            int* placed);
 }

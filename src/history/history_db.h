@@ -62,7 +62,6 @@ struct RecentHistory {
 
 class HistoryDb {
  public:
-
   // Opens (creating it and its folder) the database at `path`.
   static Expected<std::unique_ptr<HistoryDb>> open(const std::filesystem::path& path);
   ~HistoryDb();

@@ -95,6 +95,10 @@ TEST(RunId, SortsByTime) {
   const auto late = make_run_id(std::chrono::system_clock::from_time_t(1'800'000'000));
   EXPECT_LT(early.substr(0, 15), late.substr(0, 15));
   EXPECT_EQ(early.size(), 20u);
+  EXPECT_TRUE(is_run_id(early));
+  for (const char* other : {"latest", "20260101-000000-ABCD", "20260101-000000-abc",
+                            "2026010a-000000-abcd", ".latest-20260101-000000-abcd"})
+    EXPECT_FALSE(is_run_id(other)) << other;
 }
 
 }  // namespace
