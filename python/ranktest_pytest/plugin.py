@@ -75,6 +75,101 @@ if _asked["RANKTEST_FORK_SERVER"]:
     os.environ[_SERVER_MARK] = str(os.getpid())
 
 
+
+class _EnvironmentRecorder:
+    """What the session does with os.environ while it is recorded.
+
+    Reads, while collecting for ranktest (RANKTEST_COLLECT_OUT): the
+    variables the collection looked at, which a cached collection is
+    stamped with (a conftest that deselects tests unless RUN_SLOW=1).
+
+    Writes, in a fork server (RANKTEST_FORK_SERVER) from this module's
+    import until it serves: what the collected session itself set (a
+    conftest's os.environ[...] at import or in pytest_configure, a plugin's
+    setting), in order. A fresh process of a test would have run the same
+    code before its test, so each forked test does the same writes again
+    on top of the runner's environment for it (_enter_test): set outright,
+    set only where missing (setdefault), or deleted."""
+
+    def __init__(self):
+        self.reads = False
+        self.writes = False
+        self.read_names = set()
+        self.read_every = False
+        self.done = []  # ("set", name, value), ("setdefault", name, value), ("del", name)
+        self._class = None
+
+    def install(self):
+        if self._class is not None:
+            return
+        recorder = self
+        environ_class = self._class = type(os.environ)
+
+        class RecordingEnviron(environ_class):
+            def __getitem__(self, key):
+                if recorder.reads:
+                    recorder.read_names.add(key)
+                return super().__getitem__(key)
+
+            def __contains__(self, key):
+                if recorder.reads:
+                    recorder.read_names.add(key)
+                return super().__contains__(key)
+
+            def __iter__(self):  # a copy of the whole environment depends on all of it
+                if recorder.reads:
+                    recorder.read_every = True
+                return super().__iter__()
+
+            def __setitem__(self, key, value):
+                super().__setitem__(key, value)
+                if recorder.writes:
+                    recorder.done.append(("set", key, value))
+
+            def __delitem__(self, key):
+                super().__delitem__(key)
+                if recorder.writes:
+                    recorder.done.append(("del", key))
+
+            def setdefault(self, key, value=None):
+                if key in self:
+                    return self[key]
+                environ_class.__setitem__(self, key, value)
+                if recorder.writes:
+                    recorder.done.append(("setdefault", key, value))
+                return value
+
+        os.environ.__class__ = RecordingEnviron
+
+    def stop(self, reads=False, writes=False):
+        """Stops recording reads, writes or both; the environment's own
+        class comes back once neither is recorded."""
+        self.reads = self.reads and not reads
+        self.writes = self.writes and not writes
+        if not self.reads and not self.writes and self._class is not None:
+            os.environ.__class__ = self._class
+            self._class = None
+
+    def redo_writes(self):
+        """The session's writes again, in order, on this process's environment."""
+        for write in self.done:
+            if write[0] == "set":
+                os.environ[write[1]] = write[2]
+            elif write[0] == "setdefault":
+                os.environ.setdefault(write[1], write[2])
+            else:
+                os.environ.pop(write[1], None)
+
+
+_environment = _EnvironmentRecorder()
+if _asked["RANKTEST_FORK_SERVER"]:
+    _environment.writes = True
+    _environment.install()
+if _asked["RANKTEST_COLLECT_OUT"]:
+    _environment.reads = True
+    _environment.install()
+
+
 # The workers this process started that it has not reaped yet: pid ->
 # (command, whether it ran a program of its own). Filled by
 # _watch_worker_exits' wrappers.
@@ -272,9 +367,7 @@ _collection_errors = []
 # yet fails to collect, and must collect afresh once the module is there.
 _read_files = set()
 _looked_for = set()  # where a module that could not be imported would be
-_read_variables = set()
-_read_every_variable = False
-_unrecorded = None  # (open, the environment's class) to restore
+_unrecorded = None  # open, to restore
 
 
 class _MissingModules:
@@ -309,7 +402,6 @@ def _record_collection_inputs():
     import io
 
     original_open = builtins.open
-    environ_class = type(os.environ)
 
     def recording_open(file, mode="r", *args, **kwargs):
         if isinstance(file, (str, bytes, os.PathLike)) and not any(c in mode for c in "wax"):
@@ -319,35 +411,20 @@ def _record_collection_inputs():
                 pass
         return original_open(file, mode, *args, **kwargs)
 
-    class RecordingEnviron(environ_class):
-        def __getitem__(self, key):
-            _read_variables.add(key)
-            return super().__getitem__(key)
-
-        def __contains__(self, key):
-            _read_variables.add(key)
-            return super().__contains__(key)
-
-        def __iter__(self):  # a copy of the whole environment depends on all of it
-            global _read_every_variable
-            _read_every_variable = True
-            return super().__iter__()
-
     builtins.open = io.open = recording_open
-    os.environ.__class__ = RecordingEnviron
     sys.meta_path.append(_MissingModules)
-    _unrecorded = (original_open, environ_class)
+    _unrecorded = original_open
 
 
 def _stop_recording():
     global _unrecorded
+    _environment.stop(reads=True)
     if _unrecorded is None:
         return
     import builtins
     import io
 
-    builtins.open = io.open = _unrecorded[0]
-    os.environ.__class__ = _unrecorded[1]
+    builtins.open = io.open = _unrecorded
     if _MissingModules in sys.meta_path:
         sys.meta_path.remove(_MissingModules)
     _unrecorded = None
@@ -371,7 +448,7 @@ def _collection_inputs():
     return {
         "files": sorted(files),
         "folders": sorted(f for f in folders if os.path.isdir(f)),
-        "variables": "*" if _read_every_variable else sorted(_read_variables),
+        "variables": "*" if _environment.read_every else sorted(_environment.read_names),
     }
 
 
@@ -380,13 +457,44 @@ if _asked["RANKTEST_COLLECT_OUT"]:
 
 
 def _clean(text):
-    """A string JSON can carry: a lone surrogate (a parametrize id made of
-    '\\ud800') becomes its escape as text. (U+DC80..U+DCFF stand for the
-    bytes of a file name that is not UTF-8, and stay.)"""
-    if not any("\ud800" <= c <= "\udfff" and not "\udc80" <= c <= "\udcff" for c in text):
+    """A string any JSON reader takes, every character kept readable: a
+    lone surrogate (JSON cannot carry one; ranktest's reader refused the
+    whole line) becomes text. U+DC80..U+DCFF, which stand for the bytes of
+    a file name or message that is not UTF-8 (os.fsdecode, surrogateescape),
+    become "\\xNN" as ranktest writes any byte that is not UTF-8; any other
+    lone surrogate (a parametrize id made of '\\ud800') its "\\uXXXX"."""
+    if not isinstance(text, str):
         return text
-    return "".join("\\u%04x" % ord(c) if "\ud800" <= c <= "\udfff" and not "\udc80" <= c <= "\udcff"
-                   else c for c in text)
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    return "".join(
+        ("\\x%02x" % (ord(c) - 0xDC00) if "\udc80" <= c <= "\udcff" else "\\u%04x" % ord(c))
+        if "\ud800" <= c <= "\udfff" else c for c in text)
+
+
+def _cleaned(value):
+    """`value` with every string in it _clean."""
+    if isinstance(value, str):
+        return _clean(value)
+    if isinstance(value, dict):
+        return {_clean(k): _cleaned(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_cleaned(v) for v in value]
+    return value
+
+
+def _raw_bytes_hex(text):
+    """The bytes a string with surrogate-escaped bytes stands for, in hex
+    (what ranktest passes pytest to find a test whose file name is not
+    UTF-8); None where the string is plain UTF-8."""
+    if _clean(text) is text:
+        return None
+    return text.encode("utf-8", "surrogateescape" if all(
+        not "\ud800" <= c <= "\udfff" or "\udc80" <= c <= "\udcff" for c in text)
+        else "backslashreplace").hex()
 
 
 def _marker_args(marker):
@@ -415,9 +523,10 @@ def _item_entry(item):
     # was collected from (item.path: for a test inherited from another
     # module, not where it is defined) and the rest of its node id.
     parts = item.nodeid.split("::", 1)
+    argument = path + ("::" + parts[1] if len(parts) > 1 else "")
     entry = {
         "nodeid": _clean(item.nodeid),
-        "argument": _clean(path + ("::" + parts[1] if len(parts) > 1 else "")),
+        "argument": _clean(argument),
         "file": path,
         "line": (line + 1) if line is not None else None,
         "markers": sorted({m.name for m in item.iter_markers()}),
@@ -443,6 +552,9 @@ def _item_entry(item):
     marker = item.get_closest_marker("ranktest")
     if marker is not None:
         entry["ranktest"] = _marker_args(marker)["kwargs"]
+    argument_hex = _raw_bytes_hex(argument)
+    if argument_hex:
+        entry["argument_hex"] = argument_hex
     timeout = _timeout_of(item)
     if timeout:
         entry["timeout"] = timeout
@@ -521,6 +633,7 @@ def _take_over_plugins(config):
     if reruns is not None and hasattr(reruns, "get_reruns_count"):
         _plugin_functions["reruns"] = reruns.get_reruns_count
         reruns.get_reruns_count = lambda item: None
+        _plugin_functions["hard_fail"] = getattr(reruns, "_should_hard_fail_on_error", None)
 
 
 # Collectors pytest skipped as a whole (pytest.importorskip or
@@ -538,8 +651,18 @@ def _skip_message(report):
 
 def pytest_collectreport(report):
     if report.failed:
-        _collection_errors.append({"nodeid": _clean(report.nodeid or "."),
-                                   "message": _clean(str(report.longrepr))})
+        # One entry per node id, however often pytest reports it: with
+        # --doctest-modules a file that fails to import fails both as a
+        # module and as its doctests, under the same id.
+        nodeid = _clean(report.nodeid or ".")
+        message = _clean(str(report.longrepr))
+        for error in _collection_errors:
+            if error["nodeid"] == nodeid:
+                if message != error["message"]:
+                    error["message"] += "\n\n" + message
+                break
+        else:
+            _collection_errors.append({"nodeid": nodeid, "message": message})
     elif report.skipped:
         _skipped_collectors.append({"nodeid": _clean(report.nodeid or "."),
                                     "reason": _clean(_skip_message(report))})
@@ -550,14 +673,14 @@ def pytest_collection_finish(session):
     out = _asked["RANKTEST_COLLECT_OUT"]
     if not out:
         return
-    _write_json(out, {
+    _write_json(out, _cleaned({
         "version": 1,
         "rootdir": str(session.config.rootpath),
         "tests": [_item_entry(item) for item in session.items],
         "errors": _collection_errors,
         "skipped": _skipped_collectors,
         "inputs": _collection_inputs(),
-    })
+    }))
 
 
 # --- results -----------------------------------------------------------------
@@ -571,6 +694,28 @@ def _crash_of(report):
 
 # Reports of failed phases in this process: a forked test's exit status.
 _failed_reports = []
+_current_item = None  # the test pytest_runtest_protocol runs
+
+
+def _rerun_refused(report):
+    """Whether pytest-rerunfailures would not rerun this failure, although
+    the test has reruns: its --only-rerun patterns (and, where the plugin
+    has them, --rerun-except and the flaky mark's only_rerun/rerun_except)
+    rule it out. ranktest's retries do the plugin's reruns
+    (_take_over_plugins) and keep its filter, asking the plugin's own
+    function (its first parameter is the item or, in older versions, the
+    session's config)."""
+    decide = _plugin_functions.get("hard_fail")
+    item = _current_item
+    if decide is None or item is None or item.nodeid != report.nodeid or not _reruns_of(item):
+        return False
+    try:
+        import inspect
+
+        first = next(iter(inspect.signature(decide).parameters))
+        return bool(decide(item if first == "item" else item.session.config, report))
+    except Exception:  # noqa: B902 - a failure it cannot read is rerun, as before
+        return False
 
 
 def pytest_runtest_logreport(report):
@@ -588,6 +733,8 @@ def pytest_runtest_logreport(report):
         "wasxfail": getattr(report, "wasxfail", None),
         "time": time.time(),  # when this phase ended: orders the ranks' failures
     }
+    if report.failed and _rerun_refused(report):
+        phase["rerun"] = False
     if report.longrepr is not None:
         if report.skipped and isinstance(report.longrepr, tuple):
             phase["longrepr"] = str(report.longrepr[2])  # (file, line, reason)
@@ -598,7 +745,8 @@ def pytest_runtest_logreport(report):
     # file through a renamed temporary cost over a millisecond a phase, as
     # much as a quick test itself. A process killed mid-write leaves at
     # most a torn last line, which ranktest skips.
-    line = {"version": 2, "nodeid": _clean(report.nodeid), "pid": os.getpid(), "phase": phase}
+    line = {"version": 2, "nodeid": report.nodeid, "pid": os.getpid(), "phase": phase}
+    line = _cleaned(line)
     data = (json.dumps(line, ensure_ascii=True) + "\n").encode("ascii")
     fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
     try:
@@ -676,6 +824,8 @@ def pytest_make_collect_report(collector):
 def pytest_runtest_protocol(item, nextitem):
     """The test begins (its fixtures' setup first): ranktest's timeout
     for it counts from now, not from the interpreter's start."""
+    global _current_item
+    _current_item = item
     fd, _asked["RANKTEST_BEGIN_FD"] = _asked["RANKTEST_BEGIN_FD"], None
     if fd:
         try:
@@ -699,6 +849,8 @@ def _serve(session):
     requests on stdin, one reply each on fd 3, {"ready": ...} first."""
     global _server_folder
     _server_folder = os.getcwd()
+    # What the session wrote to the environment is known from here.
+    _environment.stop(writes=True)
     replies = os.fdopen(3, "w", buffering=1)
     items = {_clean(item.nodeid): item for item in session.items}
 
@@ -889,20 +1041,13 @@ def _run_forked(item, request, items):
         os.close(null)
         worker = request.get("worker")
         if worker:
-            code = _serve_tests(item, request, items, worker)
-            return
-        _enter_test(item, request)
-        code = 1 if _run_item(item) else 0
-        # What a fresh interpreter does on its way out: wait for the
-        # threads the test left running, then the exit handlers (a
-        # launcher's that waits for the rank it started; multiprocessing's
-        # that joins its workers). Without them the test's own processes
-        # outlived it, and were a leak only when forked.
-        import atexit
-        import threading
-
-        threading._shutdown()
-        atexit._run_exitfuncs()
+            code, last_test_ended = _serve_tests(item, request, items, worker)
+            if not last_test_ended:
+                return
+        else:
+            _enter_test(item, request)
+            code = 1 if _run_item(item) else 0
+        _exit_as_an_interpreter()
     except BaseException:  # noqa: B902 - the child must end here, whatever happened
         import traceback
 
@@ -913,6 +1058,39 @@ def _run_forked(item, request, items):
             sys.stderr.flush()
         finally:
             os._exit(code)
+
+
+def _exit_as_an_interpreter():
+    """What a fresh interpreter does on its way out after its test: wait
+    for the threads the test left running, then run the exit handlers (a
+    launcher's that waits for the rank it started; multiprocessing's that
+    joins its workers; one that ends the process with its own status).
+    Without them the test's own processes outlived it, and were a leak
+    only when forked; a handler's exit status was never seen."""
+    import atexit
+    import threading
+
+    threading._shutdown()
+    atexit._run_exitfuncs()
+
+
+def _what_the_test_left(exit_handlers):
+    """Why a worker cannot run another test after this one, or None: a
+    thread the test started still runs (a daemon's prints would land in the
+    next test's log), or it registered an exit handler (it runs at the
+    worker's exit, as at a fresh interpreter's, and its effect is this
+    test's). The worker then ends after the test, as a fresh process of it
+    would, and its exit is the test's."""
+    import atexit
+    import threading
+
+    main = threading.main_thread()
+    running = [t for t in threading.enumerate() if t is not main and t.is_alive()]
+    if running:
+        return "thread %s still runs" % running[0].name
+    if atexit._ncallbacks() > exit_handlers:
+        return "it registered an exit handler"
+    return None
 
 
 def _redirect_output(log_path):
@@ -927,9 +1105,9 @@ def _redirect_output(log_path):
 
 
 def _enter_test(item, request):
-    """What a fresh process of this test would have: its environment (only
-    what differs from the server's: each change copies pages shared with
-    it), result file, command line, TMPDIR, folder and stack file."""
+    """What a fresh process of this test would have: its environment (the
+    runner's for it, then what the session set; only what differs from the
+    server's is written: each change copies pages shared with it), result file, command line, TMPDIR, folder and stack file."""
     wanted = request.get("env", {})
     tmpdir = os.environ.get("TMPDIR")
     for name in [name for name in os.environ if name not in wanted]:
@@ -937,6 +1115,9 @@ def _enter_test(item, request):
     for name, value in wanted.items():
         if os.environ.get(name) != value:
             os.environ[name] = value
+    # What the collected session set (a conftest's os.environ[...]), as a
+    # fresh process of the test would have set it before its test.
+    _environment.redo_writes()
     # Taken out as a fresh process's plugin takes it out at import.
     _asked["RANKTEST_RESULT_FILE"] = os.environ.pop("RANKTEST_RESULT_FILE", None)
     _asked["RANKTEST_WORKER_EXITS"] = os.environ.pop("RANKTEST_WORKER_EXITS", None)
@@ -999,24 +1180,35 @@ def _serve_tests(item, request, items, worker):
     replies FIFO, and runs the next test the runner writes on the requests
     FIFO, as xdist's workers do, until a test does not pass (its exit
     status then says so, as a forked test's does) or the runner is done
-    with it. Each test gets its own log, environment and result file."""
+    with it. Each test gets its own log, environment and result file.
+    Goes on only while each test leaves the interpreter as it found it
+    (_what_the_test_left); else ends after that test as a fresh process of
+    it would (_exit_as_an_interpreter). Returns (exit status, whether the
+    process ends after a test: its way out is that test's)."""
+    import atexit
+
     replies = open(worker["replies"], "w", buffering=1)
     requests = open(worker["requests"], "r")
     _run_before(request, items)
+    exit_handlers = atexit._ncallbacks()
     while True:
         _enter_test(item, request)
         if _run_item(item):
-            return 1
+            return 1, True
+        left = _what_the_test_left(exit_handlers)
+        if left:
+            print("ranktest: this worker ends after the test: %s" % left)
+            return 0, True
         sys.stdout.flush()
         sys.stderr.flush()
         replies.write(json.dumps({"done": request["nodeid"]}) + "\n")
         replies.flush()
         line = requests.readline()
         if not line:
-            return 0
+            return 0, False
         request = json.loads(line)
         item = items.get(request.get("nodeid"))
         if item is None:
             sys.stderr.write("ranktest worker: no test %r here\n" % request.get("nodeid"))
-            return 127
+            return 127, False
         _redirect_output(request["log"])

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include <set>
+#include <unordered_map>
 #include <unordered_set>
 #include <thread>
 
@@ -154,15 +155,27 @@ std::variant<std::vector<TestCase>, Failure> discover_tests(
   }
   // One id, one test: two sources that collect the same test (overlapping
   // paths) would share its folder, its log and its reports' entries.
-  std::unordered_set<std::string_view> ids;
+  std::unordered_map<std::string_view, const TestCase*> ids;
   ids.reserve(tests.size());
-  for (const auto& test : tests)
-    if (!ids.insert(test.id).second)
+  for (const auto& test : tests) {
+    const auto [first, inserted] = ids.emplace(test.id, &test);
+    if (inserted) continue;
+    // Sources of one [[source]] table share how they were collected.
+    const auto& a = *first->second->source;
+    const auto& b = *test.source;
+    if (!a.collect_arguments.empty() && a.kind == b.kind && a.executable == b.executable &&
+        a.collect_arguments == b.collect_arguments && a.working_directory == b.working_directory)
       return Failure{ExitCode::discovery_error,
-                     fmt::format("test {} is collected by two [[source]] tables (their paths "
-                                 "overlap); give each test one source: narrow `paths` or add "
-                                 "`exclude`",
-                                 test.id)};
+                     fmt::format("test {} is listed twice by its source ({}); ranktest cannot "
+                                 "tell the two apart: rename one, or report the listing as a "
+                                 "bug of ranktest",
+                                 test.id, b.label)};
+    return Failure{ExitCode::discovery_error,
+                   fmt::format("test {} is collected by two [[source]] tables (their paths "
+                               "overlap); give each test one source: narrow `paths` or add "
+                               "`exclude`",
+                               test.id)};
+  }
   return tests;
 }
 

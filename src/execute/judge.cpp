@@ -196,6 +196,7 @@ RankResult judge_rank(const RankFacts& facts) {
   result.log_path = facts.log_path;
   result.output_excerpt = text::keep_end_utf8(facts.reading.excerpt, kExcerptBytes);
   result.failed_at = facts.reading.failed_at;
+  result.retry_refused = read.retry_refused;
   if (result.outcome == Outcome::timed_out)
     result.reason = fmt::format("after {}", config::format_duration(facts.timeout));
   if (result.outcome == Outcome::crashed && !facts.ended_by_launcher.empty())
@@ -261,6 +262,7 @@ TestResult judge_test(const TestFacts& facts) {
   result.exit = lead.exit;
   result.log_path = lead.log_path;
   result.output_excerpt = lead.output_excerpt;
+  result.retry_refused = lead.retry_refused && result.outcome == lead.outcome;
   if (result.outcome == Outcome::timed_out && facts.timed_out_starting)
     result.reason = fmt::format(
         "did not begin within {} (start-timeout): still {}",

@@ -68,6 +68,8 @@ struct RankResult {
   // epoch: the root cause is the rank that failed first, not the one whose
   // process happened to exit first. Not part of the events.
   std::optional<double> failed_at;
+  // Its framework says this failure is not one to run again (TestResult's).
+  bool retry_refused = false;
 };
 
 // Where one process of a hung test was when it was stopped.
@@ -114,6 +116,12 @@ struct TestResult {
   // out of memory (not its max-memory): what else ran then is to blame as
   // much as the test, never the tests its worker ran before it.
   bool machine_out_of_memory = false;
+  // The framework says this failure is not one to run again: pytest-
+  // rerunfailures' --only-rerun / --rerun-except did not let it, and
+  // pytest would report it failed without a rerun. No retry runs (the
+  // attempts that diagnose a forked failure still do). Not part of the
+  // events: the attempt's `retrying` says what came of it.
+  bool retry_refused = false;
 };
 
 // What tells one failure from another across runs: its outcome, where it

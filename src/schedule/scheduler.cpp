@@ -29,6 +29,19 @@ TestResult order_dependent_failure(TestResult failure, const std::vector<std::st
   return failure;
 }
 
+// Whether a failure of the test may be retried: it has retries, and its
+// framework did not refuse this failure one (retry_refused).
+bool may_retry(const select::PlannedTest& test, const TestResult& failure) {
+  return test.settings->retries > 0 && !failure.retry_refused;
+}
+
+// Why a flaky failure stands.
+std::string_view no_retry_words(const TestResult& failure) {
+  return failure.retry_refused ? "pytest-rerunfailures would not rerun it (--only-rerun, "
+                                 "--rerun-except)"
+                               : "retries = 0";
+}
+
 }  // namespace
 
 namespace {
@@ -384,13 +397,13 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
         using Kind = OrderBisection::Step::Kind;
         if (step.kind == Kind::flaky) {
           d.stage = Stage::settled;
-          if (test.settings->retries == 0) {
+          if (!may_retry(test, d.forked_failure)) {
             finished.result = d.forked_failure;
             finished.result.reason = fmt::format(
                 "{}{}failed in a worker process after {}, then passed alone and after those "
-                "same tests again: a flaky failure, and retries = 0",
+                "same tests again: a flaky failure, and {}",
                 finished.result.reason, finished.result.reason.empty() ? "" : "; ",
-                tests_count(d.ran_before.size()));
+                tests_count(d.ran_before.size()), no_retry_words(d.forked_failure));
           }
         } else if (step.kind == Kind::found) {
           d.stage = Stage::settled;
@@ -415,14 +428,15 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
           finished.result = found->second.fresh_pass;
           finished.fork_only = true;
           runner.failed_only_forked(test, found->second.forked_failure.outcome);
-        } else if (!failed && test.settings->retries == 0) {
+        } else if (!failed && !may_retry(test, found->second.forked_failure)) {
           // Passes forked and fresh: the first failure was flaky, and with
           // no retries it stands, as it would in plain mode.
           finished.result = found->second.forked_failure;
           finished.result.reason =
               fmt::format("{}{}failed when forked, then passed as a fresh process and forked "
-                          "again: a flaky failure, and retries = 0",
-                          finished.result.reason, finished.result.reason.empty() ? "" : "; ");
+                          "again: a flaky failure, and {}",
+                          finished.result.reason, finished.result.reason.empty() ? "" : "; ",
+                          no_retry_words(found->second.forked_failure));
         }
         // Else it passed (a retry's worth: flaky, as plain mode says) or it
         // failed as a fresh process (failing).
@@ -436,6 +450,7 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
           found != diagnosis.end() && found->second.stage == Stage::settled &&
           !finished.assignment.fresh_process;
       finished.retrying = diagnose || (failed && going_on && !settled_by_recheck &&
+                                       !finished.result.retry_refused &&
                                        retries_used <= test.settings->retries);
       if (finished.fork_only || !failed) finished.retrying = diagnose;
       if (order_dependent) finished.retrying = false;

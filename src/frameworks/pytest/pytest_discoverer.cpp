@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -92,6 +93,19 @@ std::string missing_pytest_advice(const std::string& python, const std::vector<f
 std::uint64_t fnv1a(std::string_view text, std::uint64_t hash = 1469598103934665603ull) {
   for (const unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
   return hash;
+}
+
+// "2f62696e" -> "/bin"; nullopt where it is not hex.
+std::optional<std::string> from_hex(std::string_view digits) {
+  if (digits.size() % 2) return std::nullopt;
+  std::string bytes;
+  for (std::size_t i = 0; i < digits.size(); i += 2) {
+    unsigned value = 0;
+    const auto [end, error] = std::from_chars(digits.data() + i, digits.data() + i + 2, value, 16);
+    if (error != std::errc() || end != digits.data() + i + 2) return std::nullopt;
+    bytes += static_cast<char>(value);
+  }
+  return bytes;
 }
 
 std::string stamp(const fs::path& path) {
@@ -256,6 +270,10 @@ Expected<std::vector<TestCase>> parse_pytest_collection(std::string_view text,
       files->insert(fs::path(entry["file"].get<std::string>()).lexically_normal());
     auto details = std::make_shared<TestDetails>();
     details->run_argument = entry.value("argument", nodeid);
+    // A file name that is not UTF-8: the JSON names it readably ("\xc0"),
+    // pytest is given its bytes.
+    if (entry.contains("argument_hex") && entry["argument_hex"].is_string())
+      if (auto bytes = from_hex(entry["argument_hex"].get<std::string>())) details->run_argument = *bytes;
     if (entry.contains("line") && entry["line"].is_number_integer())
       test.location = SourceLocation{test.source->label, entry["line"].get<int>()};
     if (entry.contains("skip") && entry["skip"].is_string())
@@ -300,12 +318,25 @@ Expected<std::vector<TestCase>> parse_pytest_collection(std::string_view text,
       test.details = std::move(details);
       tests.push_back(std::move(test));
     }
+  // A collection error is one failing entry however often pytest reports
+  // it (with --doctest-modules, a file that fails to import fails as a
+  // module and as its doctests, under one id): its messages are joined.
+  std::map<std::string, std::size_t> error_at;
   if (json.contains("errors") && json["errors"].is_array())
     for (const auto& error : json["errors"]) {
-      TestCase test = base(error.value("nodeid", std::string(".")));
+      const auto nodeid = error.value("nodeid", std::string("."));
+      const auto message = error.value("message", std::string("collection failed"));
+      if (const auto seen = error_at.find(nodeid); seen != error_at.end()) {
+        auto details = std::make_shared<TestDetails>(tests[seen->second].detail());
+        if (details->collection_error != message) *details->collection_error += "\n\n" + message;
+        tests[seen->second].details = std::move(details);
+        continue;
+      }
+      TestCase test = base(nodeid);
       auto details = std::make_shared<TestDetails>();
-      details->collection_error = error.value("message", std::string("collection failed"));
+      details->collection_error = message;
       test.details = std::move(details);
+      error_at.emplace(nodeid, tests.size());
       tests.push_back(std::move(test));
     }
   return tests;

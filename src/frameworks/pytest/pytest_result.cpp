@@ -87,6 +87,7 @@ std::optional<PytestVerdict> read_pytest_verdict(std::string_view text, const st
     const bool xfail = phase.contains("wasxfail") && phase["wasxfail"].is_string();
     if (outcome == "failed") {
       verdict.failures.push_back(failure_of(phase));
+      if (phase.contains("rerun") && phase["rerun"] == false) verdict.retry_refused = true;
       if (!verdict.failed_at && phase.contains("time") && phase["time"].is_number())
         verdict.failed_at = phase["time"].get<double>();
       if (when == "setup") verdict.status = PytestVerdict::Status::setup_error;
@@ -120,7 +121,10 @@ TestResult classify_pytest_test(const ProcessEnd& end,
   }
   TestResult result;
   result.exit = end.exit;
-  if (verdict) result.failures = verdict->failures;
+  if (verdict) {
+    result.failures = verdict->failures;
+    result.retry_refused = verdict->retry_refused;
+  }
   const ProcessExit& exit = *end.exit;
   const bool reported = verdict && verdict->status != Status::incomplete;
   if (exit.signaled) {

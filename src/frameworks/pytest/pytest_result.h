@@ -30,6 +30,9 @@ struct PytestVerdict {
   // When the first failing phase ended (seconds since the epoch), to tell
   // which rank failed first even when another rank's process exits sooner.
   std::optional<double> failed_at;
+  // A failure pytest-rerunfailures would not rerun (--only-rerun,
+  // --rerun-except did not let it): no retry runs it again.
+  bool retry_refused = false;
 };
 
 // Reads the plugin's result file, a JSON line per phase; nullopt when no
