@@ -123,6 +123,9 @@ void ProcessTestRunner::poll_fork_servers(Clock::time_point now) {
       if (running->phase == Phase::waiting_for_server &&
           ForkServer::key(*running->test->test->source) == key)
         waiting.push_back(running.get());
+    if (!why_not)
+      for (const RunningTest* running : waiting)
+        took_preload_.insert(running->test->test->source->executable);
     if (why_not) {
       // Said once, naming the source of the first test that waited.
       if (!waiting.empty()) give_up_fork_server(*waiting.front()->test->test->source, *why_not);

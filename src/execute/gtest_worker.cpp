@@ -169,18 +169,8 @@ bool ProcessTestRunner::prepare_gtest_worker(RunningTest& running,
   // The gate holds each test's end until the runner looked at it
   // (frameworks/gtest/gtest_gate.cpp): a fork server's child has it already, a
   // fresh process preloads it.
-  auto& env = running.commands.front().set;
-  env.emplace_back("RANKTEST_GTEST_GATE", std::to_string(port));
-  std::string preload = process::beside_own_binary("libranktest-gtest-gate.so").string();
-  const auto given = std::find_if(env.begin(), env.end(),
-                                  [](const auto& entry) { return entry.first == "LD_PRELOAD"; });
-  if (given != env.end()) {
-    if (!given->second.empty()) preload += ":" + given->second;
-    env.erase(given);
-  } else if (const char* inherited = std::getenv("LD_PRELOAD"); inherited && *inherited) {
-    preload += ":" + std::string(inherited);
-  }
-  env.emplace_back("LD_PRELOAD", std::move(preload));
+  running.commands.front().set.emplace_back("RANKTEST_GTEST_GATE", std::to_string(port));
+  preload_gate(running.commands.front());
   const auto folder = folder_.path() / "workers";
   std::error_code error;
   std::filesystem::create_directories(folder, error);
@@ -193,6 +183,24 @@ bool ProcessTestRunner::prepare_gtest_worker(RunningTest& running,
   // Until its own TestStart, the lead is bounded as a starting process.
   running.began = false;
   return true;
+}
+
+void ProcessTestRunner::preload_gate(RankPlan& command) {
+  auto& env = command.set;
+  if (std::any_of(env.begin(), env.end(),
+                  [](const auto& entry) { return entry.first == "RANKTEST_GTEST_LINES"; }))
+    return;  // preloaded already
+  env.emplace_back("RANKTEST_GTEST_LINES", "1");
+  std::string preload = process::beside_own_binary("libranktest-gtest-gate.so").string();
+  const auto given = std::find_if(env.begin(), env.end(),
+                                  [](const auto& entry) { return entry.first == "LD_PRELOAD"; });
+  if (given != env.end()) {
+    if (!given->second.empty()) preload += ":" + given->second;
+    env.erase(given);
+  } else if (const char* inherited = std::getenv("LD_PRELOAD"); inherited && *inherited) {
+    preload += ":" + std::string(inherited);
+  }
+  env.emplace_back("LD_PRELOAD", std::move(preload));
 }
 
 std::vector<int> ProcessTestRunner::gtest_worker_descriptors() const {
@@ -223,6 +231,7 @@ void ProcessTestRunner::poll_gtest_workers(Clock::time_point now) {
         ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
         worker->stream.reset(fd);
         worker->listener.reset();
+        took_preload_.insert(holder->test->test->source->executable);
       }
     }
     char chunk[1 << 14];
@@ -275,6 +284,8 @@ void ProcessTestRunner::gtest_event(RunningTest*& holder, const GtestStreamEvent
     case Kind::part_result:
       if (holder->began && !worker.current.ended)
         worker.current.parts.push_back({event.file, event.line, event.message});
+      else if (worker.outside.size() < 100)
+        worker.outside.push_back({event.file, event.line, event.message});
       return;
     case Kind::test_end: {
       if (!holder->began || worker.current.ended) return;
@@ -288,15 +299,24 @@ void ProcessTestRunner::gtest_event(RunningTest*& holder, const GtestStreamEvent
       // A test that failed or left processes ends its worker here, before
       // the next test starts in it: the gate exits with the binary's code
       // (the process's end is then the test's, leftovers found as for any
-      // test). A skip's part result says "Skipped" in the log.
-      const auto skipping = [&] {
+      // test). What the printer wrote tells its parts apart (a SUCCEED()
+      // is no failure) and says "Skipped" for a skip; a failure of the
+      // global test environment before it fails it, as the binary alone.
+      bool ok = event.passed;
+      if (!ok) {
         std::error_code error;
         const auto size = std::filesystem::file_size(worker.log, error);
         const std::uintmax_t tail = std::uintmax_t(1) << 20;
-        return gtest_log_says_skipping(
-            read_range(worker.log, std::max(worker.slice_from, size > tail ? size - tail : 0), size));
-      };
-      const bool ok = event.passed || skipping();
+        const auto slice =
+            read_range(worker.log, std::max(worker.slice_from, size > tail ? size - tail : 0), size);
+        classify_gtest_parts(worker.current, slice);
+        using PartKind = GtestStreamedTest::Part::Kind;
+        ok = !has_part(worker.current, PartKind::failure) &&
+             (has_part(worker.current, PartKind::skip) || gtest_log_says_skipping(slice));
+      } else {
+        classify_gtest_parts(worker.current, {});
+      }
+      ok = ok && worker.outside.empty();
       if (!ok || !worker.left.empty() || no_more_starts_ || stopping_) {
         worker.answer = ok ? 'e' : 'f';
         worker.ending = true;
@@ -322,9 +342,14 @@ bool ProcessTestRunner::gtest_slice(RunningTest& holder, std::uintmax_t end) {
   constexpr std::uintmax_t kVerdictBytes = 64 * 1024;
   const auto slice =
       read_range(worker.log, std::max(worker.slice_from, end > kVerdictBytes ? end - kVerdictBytes : 0), end);
-  const bool skipped = gtest_log_says_skipped(slice, worker.current.name);
+  // (The printer's "[  SKIPPED ]" line comes after the stream's TestEnd,
+  // which the gate may have ended the process at: a skip part tells too.)
+  using PartKind = GtestStreamedTest::Part::Kind;
+  const bool skipped = gtest_log_says_skipped(slice, worker.current.name) ||
+                       (!worker.current.passed && has_part(worker.current, PartKind::skip) &&
+                        !has_part(worker.current, PartKind::failure));
   std::ofstream report(slot.report_path, std::ios::binary | std::ios::trunc);
-  report << gtest_report_for(worker.current, skipped);
+  report << gtest_report_for(worker.current, skipped, worker.outside);
   return skipped;
 }
 
@@ -342,7 +367,7 @@ void ProcessTestRunner::gtest_test_ended(RunningTest& holder, const std::string&
   const auto end = find_in_file(worker.log, worker.slice_from + 1, gtest_run_line(next))
                        .value_or(error ? worker.slice_from : size);
   const bool skipped = gtest_slice(holder, end);
-  const bool ok = worker.current.passed || skipped;
+  const bool ok = (worker.current.passed || skipped) && worker.outside.empty();
   const auto follower = std::find_if(worker.queue.begin(), worker.queue.end(), [&](const auto& f) {
     return f.test->test->name == next;
   });

@@ -178,6 +178,13 @@ std::unique_ptr<ProcessTestRunner::RunningTest> ProcessTestRunner::prepare_test(
                                   .worker_exits_path = worker_exits_path});
     running->commands.push_back(std::move(command));
   }
+  // A fresh process of a binary that took ranktest's preload before gets
+  // the gate too (line-buffered output); a forked one has it already.
+  const auto& source = *test.test->source;
+  if (adapter.takes_the_gate() && took_preload_.count(source.executable) &&
+      test.settings->launcher == Launcher::local &&
+      (!source.fork_server || assignment.fresh_process || test.fresh_process))
+    for (auto& command : running->commands) preload_gate(command);
   if (test.settings->private_tmpdir) {
     auto tmpdir = RunFolder::private_tmpdir(*folder);
     if (!tmpdir) return fail(tmpdir.error().message);

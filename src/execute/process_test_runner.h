@@ -256,6 +256,10 @@ class ProcessTestRunner final : public schedule::TestRunner {
     std::filesystem::path log;  // the process's own; each test gets its slice
     std::uintmax_t slice_from = 0;  // where the holder's RUN line begins
     GtestStreamedTest current;  // the holder's test, once it began
+    // Parts streamed outside any test: the global test environment's
+    // failures (a ::testing::Environment's SetUp before the first test, its
+    // TearDown after the last), which the binary alone fails for.
+    std::vector<GtestStreamedTest::Part> outside;
     RunningTest* holder = nullptr;
     std::vector<std::string> ran;  // ids of the tests it ran, in order
     // The environment markers its process started with, the first test's:
@@ -369,6 +373,9 @@ class ProcessTestRunner final : public schedule::TestRunner {
   // gtest workers (gtest_worker.cpp).
   bool runs_in_gtest_worker(const RunningTest& running) const;
   bool prepare_gtest_worker(RunningTest& running, std::vector<schedule::Follower> followers);
+  // Puts libranktest-gtest-gate.so first in the command's LD_PRELOAD (before
+  // the source's or the runner's own) with its stdout line-buffered.
+  static void preload_gate(RankPlan& command);
   std::vector<int> gtest_worker_descriptors() const;
   void poll_gtest_workers(Clock::time_point now);
   void gtest_event(RunningTest*& holder, const GtestStreamEvent& event,
@@ -422,6 +429,12 @@ class ProcessTestRunner final : public schedule::TestRunner {
   // before the fork server's answer makes it one.
   std::map<pid_t, ProcessExit> orphan_exits_;
   std::vector<std::unique_ptr<Worker>> idle_workers_;
+  // gtest binaries (their paths) that ran with a library of ranktest's
+  // preloaded (their fork server served, or a worker connected): their
+  // fresh processes get the gate too, so what a test printed last before
+  // it crashed is in its log (preload_gate). A binary that refuses
+  // preloads (AddressSanitizer's) never gets here.
+  std::set<std::filesystem::path> took_preload_;
   // Workers killed after a test that left processes behind, until reaped.
   std::vector<process::ChildProcess> retired_workers_;
   std::size_t workers_started_ = 0;

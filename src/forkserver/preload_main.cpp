@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -141,6 +142,10 @@ void become_test(const Json& request) {
     ::dup2(out, 2);
     ::close(out);
   }
+  // Each line in the log once written: what the test printed last before
+  // it crashed is not lost in a block buffer (the binary run alone into a
+  // file loses it).
+  std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
   // A test outside its cgroup would run without its limits and escape
   // its kill: it does not run (both fork servers end it the same way).
   for (const auto& procs : list("cgroups")) {

@@ -90,6 +90,11 @@ class FrameworkAdapter {
   // its timeout counts from there and starting up has start-timeout.
   virtual bool says_when_it_begins() const { return false; }
 
+  // Whether ranktest's gtest gate (libranktest-gtest-gate.so) may be
+  // preloaded into a fresh process of the framework's, to line-buffer its
+  // output, once its binary took a preload of ranktest's.
+  virtual bool takes_the_gate() const { return false; }
+
   // Whether a forked test can skip the server's teardown (fork-exit), so a
   // source's first forked test probes whether that teardown matters.
   virtual bool has_fast_exit() const { return false; }

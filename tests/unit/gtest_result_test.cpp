@@ -36,8 +36,7 @@ TEST(GtestVerdict, ReadsPassedFailedSkippedAndNotRun) {
   EXPECT_EQ(verdict->status, Status::not_run);
 }
 
-TEST(GtestVerdict, MissingTestOrBrokenReportIsNoVerdict) {
-  EXPECT_FALSE(read_gtest_verdict(report(R"({"name": "Other"})"), "Suite.T"));
+TEST(GtestVerdict, BrokenReportIsNoVerdict) {
   EXPECT_FALSE(read_gtest_verdict("{\"testsuites\": [", "Suite.T"));
   EXPECT_FALSE(read_gtest_verdict("", "Suite.T"));
 }
@@ -129,6 +128,56 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"NotReaped", {std::nullopt}, std::nullopt, Outcome::error,
              "the process could not be waited for"}),
     [](const auto& info) { return std::string(info.param.name); });
+
+// A report that was written and read without the test: its main() did not
+// run it (a custom main's own filter), which is not "no report".
+TEST(GtestVerdict, AReportWithoutTheTestSaysItWasNotInIt) {
+  const auto verdict = read_gtest_verdict(report(R"({"name": "Other"})"), "Suite.T");
+  ASSERT_TRUE(verdict);
+  EXPECT_EQ(verdict->status, Status::not_in_report);
+  const auto result = classify_gtest_test({exited(0)}, verdict, "");
+  EXPECT_EQ(result.outcome, Outcome::error);
+  EXPECT_NE(result.reason.find("the binary's main() did not run it"), std::string::npos) << result.reason;
+}
+
+// GoogleTest 1.12 writes its global environment's failures after the last
+// suite without a comma; read as meant, they fail the test with their
+// message, a set-up failure (the test skipped) said as such.
+TEST(GtestVerdict, TheGlobalEnvironmentsFailuresAreRead) {
+  const std::string written = R"({"testsuites": [
+    {"name": "Suite", "testsuite": [{"name": "T", "status": "RUN", "result": "SKIPPED"}]}    {
+      "name": "NonTestSuiteFailure", "testsuite": [{"name": "", "status": "RUN",
+        "result": "COMPLETED", "failures": [{"failure": "env.cpp:7\nFailed\nset-up {broke}", "type": ""}]}]}]})";
+  const auto verdict = read_gtest_verdict(written, "Suite.T");
+  ASSERT_TRUE(verdict);
+  EXPECT_EQ(verdict->status, Status::skipped);
+  ASSERT_EQ(verdict->environment_failures.size(), 1u);
+  EXPECT_EQ(verdict->environment_failures[0].text, "Failed\nset-up {broke}");
+  const auto result = classify_gtest_test({exited(1)}, verdict, "");
+  EXPECT_EQ(result.outcome, Outcome::failed);
+  EXPECT_EQ(result.reason,
+            "gtest's global test environment failed in its SetUp (a ::testing::Environment's), so "
+            "gtest did not run the test");
+  ASSERT_FALSE(result.failures.empty());
+  EXPECT_EQ(result.failures[0].text, "Failed\nset-up {broke}");
+}
+
+TEST(GtestVerdict, AFailureAfterTheEnvironmentsTearDownIsItsTearDowns) {
+  const std::string written = R"({"testsuites": [
+    {"name": "Suite", "testsuite": [{"name": "T", "status": "RUN", "result": "COMPLETED"}]},
+    {"name": "NonTestSuiteFailure", "testsuite": [{"name": "", "failures": [
+      {"failure": "env.cpp:8\nFailed\ntear-down broke", "type": ""}]}]}]})";
+  const auto verdict = read_gtest_verdict(written, "Suite.T");
+  ASSERT_TRUE(verdict);
+  const auto result = classify_gtest_test(
+      {exited(1)}, verdict,
+      "[       OK ] Suite.T (0 ms)\n[----------] Global test environment tear-down\nenv.cpp:8: "
+      "Failure\nFailed\ntear-down broke\n");
+  EXPECT_EQ(result.outcome, Outcome::failed);
+  EXPECT_EQ(result.reason,
+            "gtest's global test environment failed in its TearDown (a ::testing::Environment's), "
+            "after the test; the test itself passed");
+}
 
 }  // namespace
 }  // namespace ranktest::execute

@@ -67,6 +67,7 @@ class GtestAdapter final : public FrameworkAdapter {
   }
 
   bool has_fast_exit() const override { return true; }
+  bool takes_the_gate() const override { return true; }
 
   std::optional<bool> exit_agrees(const TestCase& test, const ProcessExit& exit,
                                   const std::optional<std::string>& report) const override {

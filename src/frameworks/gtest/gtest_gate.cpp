@@ -37,6 +37,16 @@ bool is_gated_address(const sockaddr* address, socklen_t length) {
   return ntohs(in->sin_port) == std::atoi(port) && ntohl(in->sin_addr.s_addr) == INADDR_LOOPBACK;
 }
 
+// A test's last words before a crash: GoogleTest's printer and the test's
+// own printf or std::cout write to stdout, which the C library buffers in
+// blocks when it is a file (the worker's log), and a crash loses the block.
+// Line-buffered, each line is in the log once written. (Only where the
+// runner asks, RANKTEST_GTEST_LINES: the fork server's copy of this code
+// does the same in each forked test.)
+__attribute__((constructor)) void line_buffered_output() {
+  if (std::getenv("RANKTEST_GTEST_LINES")) std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
+}
+
 }  // namespace
 
 extern "C" int connect(int fd, const sockaddr* address, socklen_t length) {

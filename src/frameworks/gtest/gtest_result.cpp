@@ -57,6 +57,61 @@ GtestVerdict verdict_of(const nlohmann::json& test, bool bytes_escaped) {
   return verdict;
 }
 
+// GoogleTest 1.12's JSON report puts its environment's failures after the
+// last suite without a comma ("}    {"), which no JSON reader takes: a '}'
+// followed, outside any string, by only spaces and a '{' gets its comma.
+std::string with_missing_commas(const std::string& json) {
+  std::string fixed;
+  fixed.reserve(json.size() + 8);
+  bool in_string = false;
+  for (std::size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    fixed += c;
+    if (in_string) {
+      if (c == '\\') {
+        if (i + 1 < json.size()) fixed += json[++i];
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') in_string = true;
+    if (c != '}') continue;
+    const auto next = json.find_first_not_of(" \t\r\n", i + 1);
+    if (next != std::string::npos && json[next] == '{') fixed += ',';
+  }
+  return fixed;
+}
+
+// Why a test fails for its binary's global test environment: where the
+// printer wrote the environment's failures says whether its SetUp or its
+// TearDown failed (after "Global test environment tear-down"); a fatal
+// failure in SetUp makes gtest skip every test.
+std::string environment_failure_reason(const GtestVerdict& verdict, std::string_view output) {
+  using Status = GtestVerdict::Status;
+  const auto teardown = output.rfind("[----------] Global test environment tear-down");
+  bool in_teardown = false;
+  if (teardown != std::string_view::npos)
+    for (const auto& failure : verdict.environment_failures)
+      if (failure.location &&
+          output.find(fmt::format("{}:{}: Failure", failure.location->file, failure.location->line),
+                      teardown) != std::string_view::npos)
+        in_teardown = true;
+  const std::string_view test = verdict.status == Status::failed    ? "failed too"
+                                : verdict.status == Status::skipped ? "was skipped"
+                                                                    : "passed";
+  if (in_teardown)
+    return fmt::format("gtest's global test environment failed in its TearDown (a "
+                       "::testing::Environment's), after the test; the test itself {}",
+                       test);
+  if (verdict.status == Status::skipped)
+    return "gtest's global test environment failed in its SetUp (a ::testing::Environment's), "
+           "so gtest did not run the test";
+  return fmt::format("gtest's global test environment failed outside the test (a "
+                     "::testing::Environment's SetUp or TearDown); the test itself {}",
+                     test);
+}
+
 }  // namespace
 
 FailureMessage parse_gtest_failure(std::string_view failure) {
@@ -86,11 +141,21 @@ std::optional<GtestVerdict> read_gtest_verdict(std::string_view json,
                                                const std::string& test_name) {
   // gtest writes bytes above 0x7F as \u00XX escapes, but be safe with
   // reports from other writers: repair first, never throw.
-  const auto document =
-      nlohmann::json::parse(text::repair_utf8(json), nullptr, false);
+  auto document = nlohmann::json::parse(text::repair_utf8(json), nullptr, false);
+  if (document.is_discarded())
+    document = nlohmann::json::parse(with_missing_commas(text::repair_utf8(json)), nullptr, false);
   if (document.is_discarded() || !document.is_object()) return std::nullopt;
   const auto suites = document.find("testsuites");
   if (suites == document.end() || !suites->is_array()) return std::nullopt;
+  const bool escaped = is_ascii(json);
+  std::vector<FailureMessage> environment;
+  for (const auto& suite : *suites)
+    if (string_field(suite, "name") == "NonTestSuiteFailure")
+      if (const auto tests = suite.find("testsuite"); tests != suite.end() && tests->is_array())
+        for (const auto& test : *tests) {
+          auto verdict = verdict_of(test, escaped);
+          environment.insert(environment.end(), verdict.failures.begin(), verdict.failures.end());
+        }
   for (const auto& suite : *suites) {
     const auto suite_name = string_field(suite, "name");
     const auto tests = suite.find("testsuite");
@@ -99,13 +164,18 @@ std::optional<GtestVerdict> read_gtest_verdict(std::string_view json,
       const auto name = string_field(test, "name");
       if (!name) continue;
       // Names compare as bytes: undo the escapes of a byte-escaped report.
-      const bool escaped = is_ascii(json);
       const auto full = escaped ? framework::undo_gtest_byte_escapes(*suite_name + "." + *name)
                                 : *suite_name + "." + *name;
-      if (full == test_name) return verdict_of(test, escaped);
+      if (full != test_name) continue;
+      auto verdict = verdict_of(test, escaped);
+      verdict.environment_failures = std::move(environment);
+      return verdict;
     }
   }
-  return std::nullopt;
+  GtestVerdict absent;
+  absent.status = GtestVerdict::Status::not_in_report;
+  absent.environment_failures = std::move(environment);
+  return absent;
 }
 
 std::string find_skip_message(std::string_view output) {
@@ -184,7 +254,23 @@ TestResult classify_gtest_test(const ProcessEnd& end,
         process::describe(exit));
     return result;
   }
+  if (!verdict->environment_failures.empty()) {
+    // The binary alone fails for it too (exit code 1), whatever its tests did.
+    result.outcome = Outcome::failed;
+    result.failures = verdict->environment_failures;
+    result.failures.insert(result.failures.end(), verdict->failures.begin(),
+                           verdict->failures.end());
+    result.reason = environment_failure_reason(*verdict, output_tail);
+    return result;
+  }
   switch (verdict->status) {
+    case Status::not_in_report:
+      result.outcome = Outcome::error;
+      result.reason = fmt::format(
+          "gtest wrote its report without the test ({}): the binary's main() did not run it "
+          "(does a custom main() set its own --gtest_filter?)",
+          process::describe(exit));
+      return result;
     case Status::not_run:
       result.outcome = Outcome::error;
       result.reason = fmt::format("gtest did not run the test ({})",
@@ -221,7 +307,9 @@ TestResult classify_gtest_test(const ProcessEnd& end,
 
 std::optional<bool> exit_agrees_with_report(const ProcessExit& exit,
                                             const std::optional<GtestVerdict>& verdict) {
-  if (!verdict || verdict->status == GtestVerdict::Status::not_run) return std::nullopt;
+  if (!verdict || verdict->status == GtestVerdict::Status::not_run ||
+      verdict->status == GtestVerdict::Status::not_in_report)
+    return std::nullopt;
   if (exit.signaled) return false;
   const int expected = verdict->status == GtestVerdict::Status::failed ? 1 : 0;
   return exit.code == expected;

@@ -14,14 +14,21 @@ namespace ranktest::execute {
 
 // What gtest's JSON report says about one test.
 struct GtestVerdict {
-  enum class Status { passed, failed, skipped, not_run };
+  // not_in_report: the report was written and read, and does not name the
+  // test (the binary's own main() did not run it: a custom main's filter).
+  enum class Status { passed, failed, skipped, not_run, not_in_report };
   Status status = Status::not_run;
   std::vector<FailureMessage> failures;
   std::string skip_message;  // from gtest versions that report it
+  // Failures outside any test: the global test environment's (a
+  // ::testing::Environment's SetUp or TearDown), which GoogleTest reports
+  // in a suite of its own ("NonTestSuiteFailure") and exits 1 for.
+  std::vector<FailureMessage> environment_failures;
 };
 
 // Finds `test_name` ("Suite.Name") in a JSON report; nullopt when the report
-// is unreadable or does not mention the test.
+// is unreadable. GoogleTest 1.12 writes its environment's failures without
+// the comma before them ("}    {"): read as it meant it.
 std::optional<GtestVerdict> read_gtest_verdict(std::string_view json,
                                                const std::string& test_name);
 

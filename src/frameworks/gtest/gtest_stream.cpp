@@ -1,5 +1,6 @@
 #include "frameworks/gtest/gtest_stream.h"
 
+#include <algorithm>
 #include <charconv>
 #include <nlohmann/json.hpp>
 
@@ -91,27 +92,86 @@ std::vector<GtestStreamEvent> GtestStreamReader::feed(std::string_view bytes) {
   return events;
 }
 
-std::string gtest_report_for(const GtestStreamedTest& test, bool skipped) {
+namespace {
+
+// Where GoogleTest's printer says a part happened (FormatFileLocation):
+// "file:line:", "file:" without a line, "unknown file:" without a file.
+std::string printed_location(const GtestStreamedTest::Part& part) {
+  const std::string file = part.file.empty() ? "unknown file" : part.file;
+  return part.line < 0 ? file + ":" : file + ":" + std::to_string(part.line) + ":";
+}
+
+// gtest's own form in its JSON report: "file:line\nmessage".
+nlohmann::json failures_of(const std::vector<GtestStreamedTest::Part>& parts) {
+  auto failures = nlohmann::json::array();
+  for (const auto& part : parts) {
+    if (part.kind != GtestStreamedTest::Part::Kind::failure) continue;
+    const std::string where =
+        part.file.empty() ? "unknown file"
+                          : part.line > 0 ? part.file + ":" + std::to_string(part.line) : part.file;
+    failures.push_back({{"failure", where + "\n" + part.message}, {"type", ""}});
+  }
+  return failures;
+}
+
+}  // namespace
+
+void classify_gtest_parts(GtestStreamedTest& test, std::string_view log) {
+  using Kind = GtestStreamedTest::Part::Kind;
+  if (test.passed) {
+    for (auto& part : test.parts) part.kind = Kind::success;
+    return;
+  }
+  std::vector<Kind> kinds;
+  bool printed_any = false;
+  std::size_t cursor = 0;
+  for (const auto& part : test.parts) {
+    const auto where = printed_location(part);
+    const auto failure = log.find(where + " Failure\n" + part.message, cursor);
+    const auto skip = log.find(where + " Skipped\n" + part.message, cursor);
+    if (failure == std::string_view::npos && skip == std::string_view::npos) {
+      kinds.push_back(Kind::success);
+      continue;
+    }
+    printed_any = true;
+    const bool is_skip = skip < failure;
+    kinds.push_back(is_skip ? Kind::skip : Kind::failure);
+    cursor = std::min(skip, failure) + where.size();
+  }
+  if (!printed_any) return;
+  for (std::size_t i = 0; i < kinds.size(); ++i) test.parts[i].kind = kinds[i];
+}
+
+bool has_part(const GtestStreamedTest& test, GtestStreamedTest::Part::Kind kind) {
+  return std::any_of(test.parts.begin(), test.parts.end(),
+                     [&](const auto& part) { return part.kind == kind; });
+}
+
+std::string gtest_report_for(const GtestStreamedTest& test, bool skipped,
+                             const std::vector<GtestStreamedTest::Part>& environment) {
+  using Kind = GtestStreamedTest::Part::Kind;
   const std::string& suite = test.suite;
   nlohmann::json entry{{"name", test.test},
                        {"status", "RUN"},
                        {"result", skipped ? "SKIPPED" : "COMPLETED"},
                        {"time", std::to_string(test.elapsed_ms / 1000.0) + "s"}};
   if (skipped) {
-    entry["skipped"] = {{"message", test.parts.empty() ? "" : test.parts.front().message}};
-  } else {
-    auto failures = nlohmann::json::array();
-    for (const auto& part : test.parts) {
-      // gtest's own form: "file:line\nmessage" ("unknown file" without one).
-      const std::string where =
-          part.file.empty() ? "unknown file"
-                            : part.line > 0 ? part.file + ":" + std::to_string(part.line) : part.file;
-      failures.push_back({{"failure", where + "\n" + part.message}, {"type", ""}});
-    }
-    if (!failures.empty()) entry["failures"] = std::move(failures);
+    std::string message;
+    for (const auto& part : test.parts)
+      if (part.kind == Kind::skip || (part.kind == Kind::failure && message.empty()))
+        message = part.message;
+    entry["skipped"] = {{"message", message}};
+  } else if (auto failures = failures_of(test.parts); !failures.empty()) {
+    entry["failures"] = std::move(failures);
   }
-  nlohmann::json report{{"testsuites", nlohmann::json::array({{{"name", suite},
-                                                               {"testsuite", {entry}}}})}};
+  auto suites = nlohmann::json::array({{{"name", suite}, {"testsuite", {entry}}}});
+  if (auto failures = failures_of(environment); !failures.empty())
+    suites.push_back({{"name", "NonTestSuiteFailure"},
+                      {"testsuite", {{{"name", ""},
+                                      {"status", "RUN"},
+                                      {"result", "COMPLETED"},
+                                      {"failures", std::move(failures)}}}}});
+  nlohmann::json report{{"testsuites", std::move(suites)}};
   // Names and messages are bytes; the report is read as gtest's is.
   return report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

@@ -47,17 +47,39 @@ struct GtestStreamedTest {
     std::string file;
     int line = 0;
     std::string message;
+    // The stream says nothing of a part's type (TestPartResult carries
+    // none): what GoogleTest's printer wrote for it tells
+    // (classify_gtest_parts); a failure until then.
+    enum class Kind { failure, skip, success } kind = Kind::failure;
   };
-  std::vector<Part> parts;  // its failures (and a skip's message)
+  std::vector<Part> parts;  // its part results: failures, a skip, successes
   bool ended = false;
   bool passed = false;
   std::int64_t elapsed_ms = 0;
 };
 
+// Tells each part of a test that did not pass for a failure, a skip or a
+// success (SUCCEED(), a success any code reported) from what GoogleTest's
+// printer wrote in `log`, the test's slice of the worker's log: it prints
+// a failure as "<file>:<line>: Failure\n<message>" and a skip as
+// "...: Skipped\n<message>", and never a success. A test that passed has
+// only successes. Where the printer wrote none of the parts (a custom
+// main replaced it), every part stays a failure, as the stream alone
+// would say.
+void classify_gtest_parts(GtestStreamedTest& test, std::string_view log);
+
+// Whether any part is a failure / a skip (after classify_gtest_parts).
+bool has_part(const GtestStreamedTest& test, GtestStreamedTest::Part::Kind kind);
+
 // The JSON report GoogleTest would have written for this one test
-// (--gtest_output=json), so it is read as every gtest test's is.
-// `skipped`: its log says it was skipped (the stream does not).
-std::string gtest_report_for(const GtestStreamedTest& test, bool skipped);
+// (--gtest_output=json), so it is read as every gtest test's is: its
+// failure parts as failures, its skip's message. `skipped`: its log says
+// it was skipped (the stream does not). `environment`: failures of the
+// global test environment (a ::testing::Environment's SetUp or TearDown)
+// streamed outside any test, in the suite GoogleTest's own report puts
+// them in ("NonTestSuiteFailure").
+std::string gtest_report_for(const GtestStreamedTest& test, bool skipped,
+                             const std::vector<GtestStreamedTest::Part>& environment = {});
 
 // The line GoogleTest's printer writes when a test starts.
 std::string gtest_run_line(const std::string& name);
