@@ -27,9 +27,38 @@ void OrderBisection::narrow(std::optional<std::string>& found) {
   second_half_ = false;
 }
 
+// The runs that confirm what narrowing found: the test fails after the
+// suspects again, then passes alone again.
+OrderBisection::Step OrderBisection::confirm(bool failed, bool stop) {
+  const auto suspects = fmt::format("{} ({})", suspects_.size() == 1 ? "that test" : tests_count(suspects_.size()),
+                                    last_names(suspects_));
+  if (stage_ == Stage::after) {
+    if (!failed)
+      return Step{Step::Kind::flaky,
+                  fmt::format("narrowing down pointed at {}, but it passed after {} again",
+                              last_names(suspects_), suspects_.size() == 1 ? "it" : "them")};
+    if (stop)
+      return Step{Step::Kind::found, found_ + " (not confirmed alone: the run stopped)"};
+    stage_ = Stage::alone;
+    trying_.clear();
+    return Step{Step::Kind::again,
+                fmt::format("failed after {} again; runs again alone in a new worker, to confirm",
+                            suspects)};
+  }
+  if (failed)
+    return Step{Step::Kind::failing,
+                fmt::format("narrowing down pointed at {}, but it failed alone in a new worker "
+                            "too: no earlier test makes it fail",
+                            last_names(suspects_))};
+  return Step{Step::Kind::found,
+              found_ + "; confirmed: it failed after " +
+                  (suspects_.size() == 1 ? "it" : "them") + " again and passed alone again"};
+}
+
 OrderBisection::Step OrderBisection::after_run(bool failed, bool stop, Clock::time_point now,
                                                std::chrono::milliseconds limit) {
   ++runs_;
+  if (stage_ != Stage::narrowing) return confirm(failed, stop);
   const std::size_t ran = trying_.size();
   // Passed after the same tests: not their doing, a flaky failure.
   if (!replayed_ && !failed) return Step{Step::Kind::flaky, {}};
@@ -54,7 +83,21 @@ OrderBisection::Step OrderBisection::after_run(bool failed, bool stop, Clock::ti
     found = fmt::format("narrowed down to {1} of them ({2}) in {0} run{3}", runs_,
                         tests_count(suspects_.size()), last_names(suspects_),
                         runs_ == 1 ? "" : "s");
-  if (found) return Step{Step::Kind::found, *found};
+  if (found && stop) return Step{Step::Kind::found, *found + " (not confirmed: the run stopped)"};
+  if (found) {
+    // Named only once confirmed: the test fails after them again.
+    found_ = *found;
+    stage_ = Stage::after;
+    trying_ = suspects_;
+    return Step{Step::Kind::again,
+                fmt::format("{} after {} of the {} its worker ran before it; narrowed down to {} "
+                            "({}): runs again after {}, then alone, to confirm",
+                            failed ? "failed" : "passed",
+                            ran == ran_before_.size() ? std::string("all") : std::to_string(ran),
+                            tests_count(ran_before_.size()),
+                            tests_count(suspects_.size()), last_names(suspects_),
+                            suspects_.size() == 1 ? "it" : "them")};
+  }
   return Step{Step::Kind::again,
               fmt::format("{} after {} {} its worker ran before it; runs again after {} of them",
                           failed ? "failed" : "passed",

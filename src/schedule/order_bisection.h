@@ -3,7 +3,10 @@
 // worker after every test its worker ran before it (passing there, its
 // failure was flaky, not theirs), then after the first half of them, or
 // else the second half, down to one test; bounded by about two runs per
-// halving and a time limit.
+// halving and a time limit. Each halving step runs once, so a test that
+// fails at random could steer it to an innocent test: what it found is
+// named only once confirmed, the failing test failing after it again and
+// passing alone (in a new worker) again; otherwise its failure was flaky.
 #pragma once
 
 #include <chrono>
@@ -28,9 +31,13 @@ class OrderBisection {
 
   // How the run that put trying() first ended.
   struct Step {
-    enum class Kind { again, flaky, found } kind = Kind::again;
+    // flaky: it passed after the same tests (at the first replay, or the
+    // confirmation); failing: it failed alone in a new worker while what
+    // narrowing down found was confirmed, so no earlier test is to blame.
+    enum class Kind { again, flaky, failing, found } kind = Kind::again;
     // again: why it runs again (the retry note); found: what narrowing
-    // down found, for the order-dependent reason.
+    // down found, confirmed, for the order-dependent reason; flaky and
+    // failing: why it is not order-dependent (empty at the first replay).
     std::string text;
   };
   // `stop`: the run is ending, no more runs.
@@ -38,7 +45,12 @@ class OrderBisection {
 
  private:
   void narrow(std::optional<std::string>& found);
+  Step confirm(bool failed, bool stop);
 
+  // narrowing: halving the suspects; after: the confirming run after
+  // them; alone: the confirming run with none before it.
+  enum class Stage { narrowing, after, alone } stage_ = Stage::narrowing;
+  std::string found_;  // what narrowing found, while it is confirmed
   std::vector<std::string> ran_before_;
   std::vector<std::string> suspects_;  // still suspected, in the order they ran
   std::vector<std::string> trying_;

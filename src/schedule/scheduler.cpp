@@ -400,11 +400,21 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
           if (!may_retry(test, d.forked_failure)) {
             finished.result = d.forked_failure;
             finished.result.reason = fmt::format(
-                "{}{}failed in a worker process after {}, then passed alone and after those "
-                "same tests again: a flaky failure, and {}",
+                "{}{}failed in a worker process after {}, then passed alone and after {} "
+                "again{}: a flaky failure, and {}",
                 finished.result.reason, finished.result.reason.empty() ? "" : "; ",
-                tests_count(d.ran_before.size()), no_retry_words(d.forked_failure));
+                tests_count(d.ran_before.size()),
+                step.text.empty() ? "those same tests" : "some of them",
+                step.text.empty() ? "" : " (" + step.text + ")", no_retry_words(d.forked_failure));
           }
+        } else if (step.kind == Kind::failing) {
+          // It fails alone too: failing at random, whatever ran before it.
+          d.stage = Stage::settled;
+          finished.result.reason = fmt::format(
+              "{}{}failed in a worker process after {}, passed alone, then {}: a flaky failure",
+              finished.result.reason, finished.result.reason.empty() ? "" : "; ",
+              tests_count(d.ran_before.size()), step.text);
+          order_dependent = true;  // final: it was run alone enough
         } else if (step.kind == Kind::found) {
           d.stage = Stage::settled;
           finished.result = order_dependent_failure(d.forked_failure, d.ran_before, step.text);

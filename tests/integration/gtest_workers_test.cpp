@@ -178,7 +178,8 @@ TEST_P(GtestWorkers, AnOrderDependentFailureFailsNamingTheTestBefore) {
   EXPECT_EQ(b["outcome"], "failed") << b.dump(2);
   const auto reason = b["reason"].get<std::string>();
   EXPECT_EQ(reason.rfind("order-dependent: fixture_worker_sequence::Order.AChangesAGlobal makes "
-                         "it fail (it fails after that test alone); failed in a worker process "
+                         "it fail (it fails after that test alone); confirmed: it failed after it again and "
+                         "passed alone again; failed in a worker process "
                          "after 1 other test (fixture_worker_sequence::Order.AChangesAGlobal), "
                          "passed alone",
                          0),

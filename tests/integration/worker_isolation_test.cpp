@@ -136,9 +136,11 @@ TEST(WorkerIsolation, AnOrderDependentFailureFailsNamingTheTestBefore) {
   const auto& b = finished.at("test_order_dependent.py::test_b_depends_on_the_global")["result"];
   EXPECT_EQ(b["outcome"], "failed") << b.dump(2);
   const auto reason = b["reason"].get<std::string>();
-  // Replayed after A alone, it fails again: A is named as its cause.
+  // Replayed after A alone, it fails again, and passes alone again: A is
+  // named as its cause.
   EXPECT_EQ(reason.rfind("order-dependent: test_order_dependent.py::test_a_changes_a_global makes "
-                         "it fail (it fails after that test alone); failed in a worker process "
+                         "it fail (it fails after that test alone); confirmed: it failed after it again and "
+                         "passed alone again; failed in a worker process "
                          "after 1 other test (test_order_dependent.py::test_a_changes_a_global), "
                          "passed alone",
                          0),

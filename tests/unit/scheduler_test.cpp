@@ -266,8 +266,9 @@ TEST(Scheduler, AFailureSeenAloneLatelyIsNotRunAloneAgain) {
 
 // Narrowing down: T.0 fails in a worker after A, B, C and D, and whenever
 // C ran before it. Replayed after all four, then after halves: [A, B]
-// passes, [C, D] fails, [C] fails: C is named. Each narrowing run says why
-// it runs again; none counts against retries.
+// passes, [C, D] fails, [C] fails; confirmed (after C it fails again,
+// alone it passes again): C is named. Each narrowing run says why it runs
+// again; none counts against retries.
 TEST(Scheduler, AnOrderDependentFailureIsNarrowedDownToTheTestThatCausesIt) {
   auto plan = make_plan(1);
   std::vector<std::string> firsts;
@@ -292,15 +293,86 @@ TEST(Scheduler, AnOrderDependentFailureIsNarrowedDownToTheTestThatCausesIt) {
   }
   using Seen = std::vector<std::string>;
   EXPECT_EQ(firsts, (Seen{"", "", "", "earlier::A earlier::B earlier::C earlier::D",
-                          "earlier::A earlier::B", "earlier::C earlier::D", "earlier::C"}));
+                          "earlier::A earlier::B", "earlier::C earlier::D", "earlier::C",
+                          "earlier::C", ""}));
   EXPECT_EQ(reason,
-            "order-dependent: earlier::C makes it fail (it fails after that test alone); failed in "
-            "a worker process after 4 other tests (earlier::A, earlier::B, earlier::C, earlier::D), "
-            "passed alone as a fresh process; assert failed");
-  ASSERT_EQ(notes.size(), 6u);
+            "order-dependent: earlier::C makes it fail (it fails after that test alone); "
+            "confirmed: it failed after it again and passed alone again; failed in a worker "
+            "process after 4 other tests (earlier::A, earlier::B, earlier::C, earlier::D), passed "
+            "alone as a fresh process; assert failed");
+  ASSERT_EQ(notes.size(), 8u);
   for (const auto& note : notes) EXPECT_FALSE(note.empty());
   EXPECT_EQ(notes[3], "failed after the 4 tests its worker ran before it; runs again after 2 "
                       "of them");
+  EXPECT_EQ(notes[6], "failed after 1 of the 4 tests its worker ran before it; narrowed down to "
+                      "1 test (earlier::C): runs again after it, then alone, to confirm");
+  EXPECT_EQ(notes[7], "failed after that test (earlier::C) again; runs again alone in a new "
+                      "worker, to confirm");
+}
+
+// A test that fails at random steers the halving to an innocent test
+// (each step runs once), and is caught when it is confirmed: T.0 fails on
+// its attempts 1, 4, 5 and 7 whatever ran before it. Narrowing points at
+// B ([A, B] failed, [A] passed, [B] failed); after B again it passes: a
+// flaky failure, which stands with retries = 0, and no test is named.
+TEST(Scheduler, AFlakyFailureNeverNamesAnInnocentTest) {
+  auto plan = make_plan(1);
+  std::vector<std::string> firsts;
+  InWorkers runner(plan, [&](Finished& finished) {
+    const auto& a = finished.assignment;
+    if (finished.forked && !a.own_worker)
+      finished.ran_before = {"earlier::A", "earlier::B", "earlier::C", "earlier::D"};
+    const bool fails = a.attempt == 1 || a.attempt == 4 || a.attempt == 5 || a.attempt == 7;
+    finished.result.outcome = fails ? Outcome::failed : Outcome::passed;
+    finished.result.reason = fails ? "assert failed" : "";
+    firsts.push_back(fmt::format("{}", fmt::join(a.run_first, " ")));
+  });
+  EveryAttempt ends;
+  auto pool = make_pool(1);
+  run_schedule(plan, {}, pool, runner, ends);
+  const Finished* last = nullptr;
+  for (const auto& [name, finished] : ends.attempts) last = &finished;
+  ASSERT_TRUE(last);
+  using Seen = std::vector<std::string>;
+  EXPECT_EQ(firsts, (Seen{"", "", "", "earlier::A earlier::B earlier::C earlier::D",
+                          "earlier::A earlier::B", "earlier::A", "earlier::B", "earlier::B"}));
+  EXPECT_FALSE(last->retrying);
+  EXPECT_EQ(last->result.outcome, Outcome::failed);
+  EXPECT_EQ(last->result.reason.find("order-dependent"), std::string::npos) << last->result.reason;
+  EXPECT_EQ(last->result.reason,
+            "assert failed; failed in a worker process after 4 tests, then passed alone and after "
+            "some of them again (narrowing down pointed at earlier::B, but it passed after it "
+            "again): a flaky failure, and retries = 0");
+}
+
+// Confirmed after the suspect, but failing alone too: no earlier test is
+// to blame, and none is named.
+TEST(Scheduler, AFailureThatComesAloneTooIsNotOrderDependent) {
+  auto plan = make_plan(1);
+  InWorkers runner(plan, [&](Finished& finished) {
+    const auto& a = finished.assignment;
+    if (finished.forked && !a.own_worker)
+      finished.ran_before = {"earlier::A", "earlier::B"};
+    const auto& before = a.own_worker ? a.run_first : finished.ran_before;
+    // After B, or on its ninth try whatever ran before it.
+    const bool fails = std::find(before.begin(), before.end(), "earlier::B") != before.end() ||
+                       a.attempt >= 7;
+    finished.result.outcome = fails ? Outcome::failed : Outcome::passed;
+    finished.result.reason = fails ? "assert failed" : "";
+  });
+  EveryAttempt ends;
+  auto pool = make_pool(1);
+  run_schedule(plan, {}, pool, runner, ends);
+  const Finished* last = nullptr;
+  for (const auto& [name, finished] : ends.attempts) last = &finished;
+  ASSERT_TRUE(last);
+  EXPECT_FALSE(last->retrying);
+  EXPECT_EQ(last->assignment.attempt, 8);
+  EXPECT_EQ(last->result.outcome, Outcome::failed);
+  EXPECT_EQ(last->result.reason,
+            "assert failed; failed in a worker process after 2 tests, passed alone, then "
+            "narrowing down pointed at earlier::B, but it failed alone in a new worker too: no "
+            "earlier test makes it fail: a flaky failure");
 }
 
 // Killed for the machine's memory in a worker after other tests, or
