@@ -195,11 +195,14 @@ int run_command(const CommandLine& cli) {
   // A test that failed only when forked lately runs fresh from the start,
   // instead of failing forked (a hang costs its whole timeout) first; one
   // that failed alone lately is not run alone again to fail the same way.
+  // (Only while what the test's outcome depends on is as it was then: a
+  // conftest edited since, a binary rebuilt, may have fixed it.)
   for (auto& test : plan.to_run) {
     test.fresh_process = recent.fork_only.count(test.test->id) > 0;
     if (const auto found = recent.failed_alone.find(test.test->id);
-        found != recent.failed_alone.end())
-      test.failed_alone = std::move(found->second);
+        found != recent.failed_alone.end() && !found->second.stamp.empty() &&
+        found->second.stamp == test.test->source->outcome_stamp)
+      test.failed_alone = std::move(found->second.failure);
   }
   if (auto conflict = select::network_conflict(plan))
     return fail({ExitCode::usage_error, *conflict});
@@ -269,9 +272,14 @@ int run_command(const CommandLine& cli) {
     terminal.expected_durations = expected;
     outputs.terminal = std::move(terminal);
   }
-  if (history)
-    dispatcher.add(std::make_unique<history::HistoryReporter>(
-        history, history::detect_context(config.root), config.history_runs, stderr));
+  if (history) {
+    auto context = history::detect_context(config.root);
+    for (const auto& test : plan.to_run)
+      if (!test.test->source->outcome_stamp.empty())
+        context.source_stamps.emplace(test.test->source->label, test.test->source->outcome_stamp);
+    dispatcher.add(std::make_unique<history::HistoryReporter>(history, std::move(context),
+                                                              config.history_runs, stderr));
+  }
   // Last: the terminal's summary line ends the output, after any warning.
   add_report_outputs(dispatcher, std::move(outputs));
 

@@ -50,7 +50,8 @@ CREATE TABLE IF NOT EXISTS attempts (
   commit_sha TEXT NOT NULL,
   fork_only INTEGER NOT NULL DEFAULT 0,
   alone INTEGER NOT NULL DEFAULT 0,
-  failure TEXT NOT NULL DEFAULT ''
+  failure TEXT NOT NULL DEFAULT '',
+  depends TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS attempts_by_test ON attempts (test_id, id);
 CREATE INDEX IF NOT EXISTS attempts_by_run ON attempts (run_id);
@@ -153,7 +154,8 @@ Expected<std::unique_ptr<HistoryDb>> HistoryDb::open(const std::filesystem::path
   // one at the same moment makes this one's a duplicate, not an error).
   for (const auto& [column, type] : {std::pair{"fork_only", "INTEGER NOT NULL DEFAULT 0"},
                                      std::pair{"alone", "INTEGER NOT NULL DEFAULT 0"},
-                                     std::pair{"failure", "TEXT NOT NULL DEFAULT ''"}}) {
+                                     std::pair{"failure", "TEXT NOT NULL DEFAULT ''"},
+                                     std::pair{"depends", "TEXT NOT NULL DEFAULT ''"}}) {
     if (Statement probe(db, fmt::format("SELECT {} FROM attempts LIMIT 0", column).c_str());
         probe.ok())
       continue;
@@ -198,8 +200,8 @@ Expected<Done> HistoryDb::record_attempt(const events::TestFinished& event,
       sqlite3_prepare_v2(db_,
                          "INSERT INTO attempts (run_id, test_id, attempt, outcome, reason, "
                          "duration_ms, peak_memory_bytes, retrying, flaky, finished_at, host, "
-                         "commit_sha, fork_only, alone, failure) "
-                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                         "commit_sha, fork_only, alone, failure, depends) "
+                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                          -1, &insert_attempt_, nullptr) != SQLITE_OK)
     return error_of(db_, path_, "record a test");
   Statement insert(insert_attempt_);
@@ -214,6 +216,8 @@ Expected<Done> HistoryDb::record_attempt(const events::TestFinished& event,
       .bind(13, event.fork_only ? 1 : 0)
       .bind(14, !event.forked && event.ran_before == 0 ? 1 : 0)
       .bind(15, failure_signature(result));
+  const auto stamp = context.source_stamps.find(event.test.source);
+  insert.bind(16, stamp == context.source_stamps.end() ? std::string() : stamp->second);
   if (insert.step() != SQLITE_DONE) return error_of(db_, path_, "record a test");
   return Done{};
 }
@@ -235,15 +239,16 @@ Expected<Done> HistoryDb::record_run_finished(const events::RunFinished& event) 
 RecentHistory HistoryDb::recent(std::size_t window) const {
   // Each test's last `window` verdicts that ran, newest first.
   Statement query(db_,
-                  "SELECT test_id, duration_ms, fork_only, alone, failure FROM ("
-                  "  SELECT test_id, duration_ms, fork_only, alone, failure, id, ROW_NUMBER() "
+                  "SELECT test_id, duration_ms, fork_only, alone, failure, depends FROM ("
+                  "  SELECT test_id, duration_ms, fork_only, alone, failure, depends, id, "
+                  "    ROW_NUMBER() "
                   "    OVER (PARTITION BY test_id ORDER BY id DESC) AS age"
                   "  FROM attempts WHERE retrying = 0 AND attempt > 0"
                   "  AND outcome NOT IN ('skipped', 'not-run', 'interrupted'))"
                   " WHERE age <= ? ORDER BY test_id, id DESC");
   query.bind(1, static_cast<std::int64_t>(window));
   RecentHistory recent;
-  std::string test, failure;
+  std::string test, failure, stamp;
   std::vector<std::int64_t> durations;
   bool broken = true;  // this test's run of equal failures ended
   const auto close = [&] {
@@ -260,14 +265,15 @@ RecentHistory HistoryDb::recent(std::size_t window) const {
       // The newest verdict's failure, and whether an attempt alone failed
       // so before anything else came in between.
       failure = query.text(4);
+      stamp = query.text(5);
       broken = failure.empty();
-    } else if (!broken && query.text(4) != failure) {
+    } else if (!broken && (query.text(4) != failure || query.text(5) != stamp)) {
       broken = true;
     }
     durations.push_back(query.number(1));
     if (query.number(2) == 1) recent.fork_only.insert(test);
     if (!broken && query.number(3) == 1) {
-      recent.failed_alone[test] = failure;
+      recent.failed_alone[test] = FailedAlone{failure, stamp};
       broken = true;
     }
   }
@@ -283,7 +289,7 @@ std::set<std::string> HistoryDb::fork_only_tests(std::size_t window) const {
   return recent(window).fork_only;
 }
 
-std::map<std::string, std::string> HistoryDb::failed_alone(std::size_t window) const {
+std::map<std::string, FailedAlone> HistoryDb::failed_alone(std::size_t window) const {
   return recent(window).failed_alone;
 }
 

@@ -27,6 +27,10 @@ namespace ranktest::history {
 struct RunContext {
   std::string host;
   std::string commit;  // empty when unknown
+  // Each source's outcome stamp (TestSource::outcome_stamp), by its label:
+  // recorded with each attempt, so that a failure remembered is trusted
+  // only while what the test's outcome depends on is unchanged.
+  std::map<std::string, std::string> source_stamps = {};
 };
 
 struct TestStats {
@@ -53,11 +57,19 @@ struct AttemptRecord {
   std::string commit;
 };
 
+// A failure a test had alone, as a fresh process (failed_alone()).
+struct FailedAlone {
+  std::string failure;  // its failure_signature
+  // The outcome stamp of the test's source when it failed so (RunContext):
+  // it says nothing once what the test depends on changed.
+  std::string stamp;
+};
+
 // What a run takes from each test's last verdicts, read in one pass.
 struct RecentHistory {
   std::map<std::string, std::chrono::milliseconds> expected;  // expected_durations()
   std::set<std::string> fork_only;                            // fork_only_tests()
-  std::map<std::string, std::string> failed_alone;            // failed_alone()
+  std::map<std::string, FailedAlone> failed_alone;            // failed_alone()
 };
 
 class HistoryDb {
@@ -87,10 +99,11 @@ class HistoryDb {
   std::set<std::string> fork_only_tests(std::size_t window = 5) const;
 
   // The tests whose last verdicts failed the same way (failure_signature)
-  // back to one that ran alone, as a fresh process, within their last
-  // `window` verdicts: that failure, by test id. A test failing so again
-  // after other tests or forked is not run again alone to find out why.
-  std::map<std::string, std::string> failed_alone(std::size_t window = 5) const;
+  // under the same outcome stamp back to one that ran alone, as a fresh
+  // process, within their last `window` verdicts: that failure, by test
+  // id. A test failing so again after other tests or forked, its stamp
+  // unchanged, is not run again alone to find out why.
+  std::map<std::string, FailedAlone> failed_alone(std::size_t window = 5) const;
 
   // The three above over each test's last `window` verdicts, in one scan
   // of the table (what a run reads before it starts).

@@ -105,6 +105,12 @@ struct TestSource {
   std::optional<Network> network;
   std::optional<bool> private_tmpdir;
   std::optional<bool> worker_isolation;  // pytest sources: isolation = "worker"
+  // Changes whenever what its tests' outcomes depend on beyond the run's
+  // settings changes: a gtest binary's file; a pytest source's files, its
+  // conftest chain and what its collection read (the modules, files and
+  // variables the collection cache follows). Empty: unknown. A failure the
+  // history remembers is trusted only under the same stamp.
+  std::string outcome_stamp;
 };
 
 // What only some tests have: parameters (gtest), pytest's own fields, a

@@ -10,40 +10,11 @@
 #include <thread>
 
 #include "frameworks/framework_kind.h"
+#include "schedule/diagnosis_words.h"
 #include "schedule/order_bisection.h"
 #include "schedule/worker_shares.h"
 
 namespace ranktest::schedule {
-namespace {
-
-// A failure in a worker process after other tests, where alone the test
-// passes: failed, as pytest in one process would fail it, saying after
-// which tests (the last five), and what narrowing them down found.
-TestResult order_dependent_failure(TestResult failure, const std::vector<std::string>& before,
-                                   const std::string& found = {}) {
-  failure.reason = fmt::format(
-      "order-dependent: {}{}failed in a worker process after {} other test{} ({}), passed alone "
-      "as a fresh process{}{}",
-      found, found.empty() ? "" : "; ", before.size(), before.size() == 1 ? "" : "s",
-      last_names(before), failure.reason.empty() ? "" : "; ", failure.reason);
-  return failure;
-}
-
-// Whether a failure of the test may be retried: it has retries, and its
-// framework did not refuse this failure one (retry_refused).
-bool may_retry(const select::PlannedTest& test, const TestResult& failure) {
-  return test.settings->retries > 0 && !failure.retry_refused;
-}
-
-// Why a flaky failure stands.
-std::string_view no_retry_words(const TestResult& failure) {
-  return failure.retry_refused ? "pytest-rerunfailures would not rerun it (--only-rerun, "
-                                 "--rerun-except)"
-                               : "retries = 0";
-}
-
-}  // namespace
-
 namespace {
 
 std::list<std::size_t> start_order(const std::vector<select::PlannedTest>& plan) {

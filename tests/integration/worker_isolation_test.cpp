@@ -172,7 +172,8 @@ TEST(WorkerIsolation, AnOrderDependentFailureFailsNamingTheTestBefore) {
 // A test that fails whatever ran before it: the first run tries it alone
 // as a fresh process (two attempts); the next run, where it fails the same
 // way forked, believes that and does not start an interpreter for it
-// again (one attempt, saying why). history = false tries it alone again.
+// again (one attempt, saying why), until what the test depends on changes.
+// history = false tries it alone again.
 TEST(WorkerIsolation, AFailureSeenAloneInTheLastRunIsNotRunAloneAgain) {
   Workdir dir;
   const auto config = [&](const std::string& more) {
@@ -210,6 +211,16 @@ TEST(WorkerIsolation, AFailureSeenAloneInTheLastRunIsNotRunAloneAgain) {
   EXPECT_EQ(again.last_out_line(), "ranktest: 9 passed, 1 failed, 0 skipped") << again.out;
   config("history = false\n");
   EXPECT_EQ(attempts(run_ranktest(dir, {"run"})), (Seen{"1 forked retrying", "2 fresh final"}));
+  // What its outcome depends on changed (its file written again, then a
+  // conftest.py added): the history's failure says nothing of it, and it
+  // is tried alone again.
+  config("");
+  EXPECT_EQ(attempts(run_ranktest(dir, {"run"})), (Seen{"1 forked retrying", "2 fresh final"}));
+  EXPECT_EQ(attempts(run_ranktest(dir, {"run"})), (Seen{"1 forked final"}));
+  dir.write("conftest.py", "# may have fixed it\n");
+  const auto changed = run_ranktest(dir, {"run"});
+  EXPECT_EQ(attempts(changed), (Seen{"1 forked retrying", "2 fresh final"})) << changed.out;
+  EXPECT_EQ(changed.out.find("not run again alone"), std::string::npos) << changed.out;
 }
 
 // Ten tests ran before the failing one in its worker; replayed after them

@@ -41,8 +41,11 @@ class History : public ::testing::Test {
     bool forked = false;
     std::string failure = {};  // the first failure message's text
   };
-  void run(const std::string& run_id, const std::vector<Row>& rows) {
-    const RunContext context{"host-a", "0123456789abcdef0123456789abcdef01234567"};
+  // `stamp`: the outcome stamp of the source "src" every test is of.
+  void run(const std::string& run_id, const std::vector<Row>& rows,
+           const std::string& stamp = "stamp-1") {
+    const RunContext context{"host-a", "0123456789abcdef0123456789abcdef01234567",
+                             {{"src", stamp}}};
     events::RunStarted started;
     started.run_id = run_id;
     ASSERT_TRUE(db->record_run_started(started, context));
@@ -50,6 +53,7 @@ class History : public ::testing::Test {
       events::TestFinished finished;
       finished.run_id = run_id;
       finished.test.id = row.id;
+      finished.test.source = "src";
       finished.attempt = row.attempt;
       finished.retrying = row.retrying;
       finished.fork_only = row.fork_only;
@@ -158,11 +162,28 @@ TEST_F(History, FailingTheSameWayAloneIsRememberedWithItsFailure) {
   run("r1", {forked("A", "E assert 1"), forked("B", "E other"),
              {"C", Outcome::passed, 10}, forked("D", "E assert 4")});
   const auto failed = db->failed_alone();
-  EXPECT_EQ(failed, (std::map<std::string, std::string>{{"A", "failed||E assert 1"}}));
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed.at("A").failure, "failed||E assert 1");
+  EXPECT_EQ(failed.at("A").stamp, "stamp-1");
   for (int i = 2; i <= 4; ++i) run("r" + std::to_string(i), {forked("A", "E assert 1")});
   EXPECT_EQ(db->failed_alone().count("A"), 1u);
   run("r5", {forked("A", "E assert 1")});
   EXPECT_TRUE(db->failed_alone().empty()) << "the fresh failure is six verdicts old";
+}
+
+// A failure remembered under one outcome stamp (a conftest, a binary as it
+// was) says nothing under another: a run under the new stamp that fails
+// the same way forked does not carry it on, and the stamp is kept with it
+// for the run to compare with the test's source now.
+TEST_F(History, AFailureAloneIsRememberedWithWhatItDependedOn) {
+  const Row alone{"A", Outcome::failed, 10, 2, false, false, false, "E assert 1"};
+  const Row forked{"A", Outcome::failed, 10, 1, false, false, true, "E assert 1"};
+  run("r0", {alone}, "before the conftest changed");
+  EXPECT_EQ(db->failed_alone().at("A").stamp, "before the conftest changed");
+  run("r1", {forked}, "after the conftest changed");
+  EXPECT_TRUE(db->failed_alone().empty());
+  run("r2", {alone}, "after the conftest changed");
+  EXPECT_EQ(db->failed_alone().at("A").stamp, "after the conftest changed");
 }
 
 // A history keeps the newest runs it is told to (history-runs), with
@@ -219,7 +240,7 @@ TEST(FailureSignature, IsTheOutcomeTheLocationAndTheLastLine) {
   EXPECT_EQ(failure_signature(result), "failed|t.py:12|E       assert 1 == 2");
 }
 
-// A database from before fork_only, alone and failure were recorded opens,
+// A database from before fork_only, alone, failure and depends were recorded opens,
 // gains the columns, and keeps what it had.
 TEST_F(History, AFileWithoutTheNewerColumnsGainsThem) {
   run("old", {{"A", Outcome::passed, 1234}});
@@ -229,7 +250,8 @@ TEST_F(History, AFileWithoutTheNewerColumnsGainsThem) {
   ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(raw,
                          "ALTER TABLE attempts DROP COLUMN fork_only; ALTER TABLE attempts DROP "
-                         "COLUMN alone; ALTER TABLE attempts DROP COLUMN failure",
+                         "COLUMN alone; ALTER TABLE attempts DROP COLUMN failure; ALTER TABLE "
+                         "attempts DROP COLUMN depends",
                          nullptr, nullptr, nullptr),
             SQLITE_OK)
       << sqlite3_errmsg(raw);
@@ -240,7 +262,7 @@ TEST_F(History, AFileWithoutTheNewerColumnsGainsThem) {
   run("new", {{"B", Outcome::passed, 10, 3, false, true},
               {"C", Outcome::failed, 10, 1, false, false, false, "E boom"}});
   EXPECT_EQ(db->fork_only_tests(), std::set<std::string>{"B"});
-  EXPECT_EQ(db->failed_alone().at("C"), "failed||E boom");
+  EXPECT_EQ(db->failed_alone().at("C").failure, "failed||E boom");
   EXPECT_EQ(db->expected_durations().at("A"), milliseconds(1234));
 }
 

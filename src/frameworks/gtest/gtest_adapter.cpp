@@ -5,6 +5,7 @@
 
 #include "frameworks/framework_adapter.h"
 #include "frameworks/gtest/gtest_invocation.h"
+#include "text/hex.h"
 
 namespace ranktest::execute {
 namespace {
@@ -13,12 +14,7 @@ namespace {
 // need not be UTF-8); JSON strings cannot carry that, so hex.
 nlohmann::json hex(const std::vector<std::string>& strings) {
   auto list = nlohmann::json::array();
-  for (const auto& text : strings) {
-    std::string digits;
-    digits.reserve(text.size() * 2);
-    for (const unsigned char c : text) digits += fmt::format("{:02x}", c);
-    list.push_back(std::move(digits));
-  }
+  for (const auto& bytes : strings) list.push_back(text::to_hex(bytes));
   return list;
 }
 

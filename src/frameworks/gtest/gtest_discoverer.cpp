@@ -291,6 +291,10 @@ ListingSink gtest_test_sink(const GtestBinary& binary, std::vector<TestCase>& in
   source->extra_args = binary.args;
   source->working_directory = binary.working_directory;
   copy_source_settings(binary, *source);
+  // The binary as built: its size and modification time.
+  if (struct stat info{}; ::stat(binary.executable.c_str(), &info) == 0)
+    source->outcome_stamp = fmt::format("{} {}.{}", info.st_size, info.st_mtim.tv_sec,
+                                        info.st_mtim.tv_nsec);
   return ListingSink{
       [&into](std::size_t count) { into.reserve(into.size() + count); },
       [&into, source = std::shared_ptr<const TestSource>(std::move(source))](ListedTest&& listed) {

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -24,6 +23,7 @@
 #include "discover/quoted_output.h"
 #include "discover/source_settings.h"
 #include "text/file_tail.h"
+#include "text/hex.h"
 #include "text/sanitize.h"
 
 namespace ranktest::discover {
@@ -93,19 +93,6 @@ std::string missing_pytest_advice(const std::string& python, const std::vector<f
 std::uint64_t fnv1a(std::string_view text, std::uint64_t hash = 1469598103934665603ull) {
   for (const unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
   return hash;
-}
-
-// "2f62696e" -> "/bin"; nullopt where it is not hex.
-std::optional<std::string> from_hex(std::string_view digits) {
-  if (digits.size() % 2) return std::nullopt;
-  std::string bytes;
-  for (std::size_t i = 0; i < digits.size(); i += 2) {
-    unsigned value = 0;
-    const auto [end, error] = std::from_chars(digits.data() + i, digits.data() + i + 2, value, 16);
-    if (error != std::errc() || end != digits.data() + i + 2) return std::nullopt;
-    bytes += static_cast<char>(value);
-  }
-  return bytes;
 }
 
 std::string stamp(const fs::path& path) {
@@ -273,7 +260,8 @@ Expected<std::vector<TestCase>> parse_pytest_collection(std::string_view text,
     // A file name that is not UTF-8: the JSON names it readably ("\xc0"),
     // pytest is given its bytes.
     if (entry.contains("argument_hex") && entry["argument_hex"].is_string())
-      if (auto bytes = from_hex(entry["argument_hex"].get<std::string>())) details->run_argument = *bytes;
+      if (auto bytes = text::from_hex(entry["argument_hex"].get<std::string>()))
+        details->run_argument = *bytes;
     if (entry.contains("line") && entry["line"].is_number_integer())
       test.location = SourceLocation{test.source->label, entry["line"].get<int>()};
     if (entry.contains("skip") && entry["skip"].is_string())
@@ -408,9 +396,11 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
         cached.value("fingerprint", std::string()) == fingerprint &&
         cached.contains("collection") && cached["collection"].is_string() &&
         cached.contains("inputs") && cached.contains("inputs_stamp") &&
-        cached["inputs_stamp"] == collection_inputs_stamp(cached["inputs"], environment, newest))
+        cached["inputs_stamp"] == collection_inputs_stamp(cached["inputs"], environment, newest)) {
+      like.outcome_stamp = fingerprint + " " + cached["inputs_stamp"].get<std::string>();
       return finish(
           parse_pytest_collection(cached["collection"].get<std::string>(), like, &collected_files));
+    }
   }
 
   auto scratch = process::TemporaryDirectory::create("ranktest-collect-");
@@ -458,6 +448,14 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
                              hint, quote(output))};
   }
   const auto collection = text::read_file(out_path);
+  // What the collection read, stamped: the cache's key, and with the
+  // tree's fingerprint what its tests' outcomes depend on.
+  const auto parsed = Json::parse(text::repair_utf8(collection), nullptr, false);
+  const auto inputs =
+      parsed.is_object() && parsed.contains("inputs") ? parsed["inputs"] : Json();
+  fs::file_time_type newest;
+  const auto inputs_stamp = collection_inputs_stamp(inputs, environment, newest);
+  if (!inputs_stamp.empty()) like.outcome_stamp = fingerprint + " " + inputs_stamp;
   auto tests = parse_pytest_collection(collection, like, &collected_files);
   if (!tests) return Error{fmt::format("{}: {}", where, tests.error().message)};
   // 0: collected; 5: nothing to collect; 2: collection errors (they are
@@ -472,11 +470,6 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
   // Cached only when nothing changed while pytest collected (no file it
   // read is newer than the collection's start), and only by a plugin that
   // said what it read.
-  const auto parsed = Json::parse(text::repair_utf8(collection), nullptr, false);
-  const auto inputs =
-      parsed.is_object() && parsed.contains("inputs") ? parsed["inputs"] : Json();
-  fs::file_time_type newest;
-  const auto inputs_stamp = collection_inputs_stamp(inputs, environment, newest);
   std::error_code error;
   if (!inputs_stamp.empty() && newest < collection_started &&
       collection_fingerprint(source, *paths, working_directory) == fingerprint &&
