@@ -160,16 +160,13 @@ std::variant<std::vector<TestCase>, Failure> discover_tests(
   for (const auto& test : tests) {
     const auto [first, inserted] = ids.emplace(test.id, &test);
     if (inserted) continue;
-    // Sources of one [[source]] table share how they were collected.
-    const auto& a = *first->second->source;
-    const auto& b = *test.source;
-    if (!a.collect_arguments.empty() && a.kind == b.kind && a.executable == b.executable &&
-        a.collect_arguments == b.collect_arguments && a.working_directory == b.working_directory)
+    const auto& table = test.source->table;
+    if (!table.empty() && table == first->second->source->table)
       return Failure{ExitCode::discovery_error,
                      fmt::format("test {} is listed twice by its source ({}); ranktest cannot "
                                  "tell the two apart: rename one, or report the listing as a "
                                  "bug of ranktest",
-                                 test.id, b.label)};
+                                 test.id, table)};
     return Failure{ExitCode::discovery_error,
                    fmt::format("test {} is collected by two [[source]] tables (their paths "
                                "overlap); give each test one source: narrow `paths` or add "

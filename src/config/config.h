@@ -24,7 +24,17 @@ struct Place {
   int line = 0;
   int column = 0;
   std::string to_string() const;
+  // A place in a ranktest.toml; a source no file names (implied where
+  // there is none, or a path on the command line) has none.
+  bool in_a_file() const { return line > 0; }
 };
+
+// How a person sets `setting` (`allow-empty = true`) for a source: in its
+// [[source]] where a ranktest.toml has one ("set allow-empty = true in
+// this [[source]]"); for a source no file names, the ranktest.toml to
+// write, naming its `kind` and `paths`.
+std::string how_to_set(bool in_a_file, std::string_view kind, const std::vector<std::string>& paths,
+                       std::string_view setting);
 
 struct SourceConfig {
   SuiteKind kind = SuiteKind::gtest;

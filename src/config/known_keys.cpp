@@ -11,6 +11,16 @@ std::string Place::to_string() const {
   return fmt::format("{}:{}:{}", file, line, column);
 }
 
+std::string how_to_set(bool in_a_file, std::string_view kind, const std::vector<std::string>& paths,
+                       std::string_view setting) {
+  if (in_a_file) return fmt::format("set {} in this [[source]]", setting);
+  std::string quoted;
+  for (const auto& path : paths) quoted += fmt::format("{}\"{}\"", quoted.empty() ? "" : ", ", path);
+  return fmt::format("no ranktest.toml names it: write one here holding [[source]] kind = \"{}\", "
+                     "paths = [{}], {} (docs/configuration.md)",
+                     kind, quoted, setting);
+}
+
 const std::vector<std::string>& KnownKeys::top_level() {
   static const std::vector<std::string> keys{
       "jobs",  "timeout", "start-timeout", "slow", "grace-period", "list-timeout", "fail-fast", "state-dir", "run-folders",

@@ -105,6 +105,10 @@ struct TestSource {
   std::optional<Network> network;
   std::optional<bool> private_tmpdir;
   std::optional<bool> worker_isolation;  // pytest sources: isolation = "worker"
+  // Its [[source]] table's place (file:line:column) where the sources of
+  // one table are several (a pytest source's files): tells two tables that
+  // collect the same test from one table that lists it twice.
+  std::string table;
   // Changes whenever what its tests' outcomes depend on beyond the run's
   // settings changes: a gtest binary's file; a pytest source's files, its
   // conftest chain and what its collection read (the modules, files and

@@ -115,9 +115,12 @@ TEST(DiscoveryErrors, ABinaryThatListsNothingIsAnError) {
   Workdir dir;
   const auto run = run_ranktest(dir, {"run", fixture("flaky"), fixture("lists_nothing")});
   EXPECT_EQ(run.exit_code, 3) << run.out << run.err;
+  // Named on the command line, no ranktest.toml has its [[source]]: the
+  // advice is the one to write.
   EXPECT_NE(run.err.find("fixture_lists_nothing: listed no tests (--gtest_list_tests); if that is "
-                         "expected, set "
-                         "allow-empty = true in its [[source]]"),
+                         "expected, no ranktest.toml names it: write one here holding [[source]] "
+                         "kind = \"gtest\", paths = [\"" + fixture("lists_nothing") +
+                         "\"], allow-empty = true"),
             std::string::npos)
       << run.err;
   EXPECT_EQ(run.out.find("passed"), std::string::npos) << "nothing ran";

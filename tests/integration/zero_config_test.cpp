@@ -61,6 +61,21 @@ TEST(ZeroConfig, APathNamesAPythonFileOrFolder) {
   // A CMake build folder: ctest_test.cpp (Ctest.ABuildFolderNeedsNoConfiguration).
 }
 
+// A project whose test files hold no test: the advice is the ranktest.toml
+// to write, never a [[source]] that does not exist.
+TEST(ZeroConfig, AnEmptyProjectSaysWhatToWriteWithoutAConfigFile) {
+  Workdir dir;
+  dir.write("test_helpers.py", "def helper():\n    pass\n");
+  const auto run = run_ranktest(dir, {"run"});
+  EXPECT_EQ(run.exit_code, 3) << run.out << run.err;
+  EXPECT_NE(run.err.find("pytest collected no tests from .; if that is expected, no ranktest.toml "
+                         "names it: write one here holding [[source]] kind = \"pytest\", paths = "
+                         "[\".\"], allow-empty = true"),
+            std::string::npos)
+      << run.err;
+  EXPECT_EQ(run.err.find("in this [[source]]"), std::string::npos) << run.err;
+}
+
 TEST(ZeroConfig, NothingToRunSaysWhatWasLookedForAndExitsTwo) {
   Workdir dir;
   dir.write("README", "no tests here\n");

@@ -283,10 +283,12 @@ Expected<DiscoveredCtest> discover_ctest_source(const config::SourceConfig& sour
                                "them too: break the circle in the project's CMake files",
                                where, folder.string(), *cycle)};
     if (parsed->tests.empty() && !source.allow_empty)
-      return Error{fmt::format("{}: CTest knows no test in {}; if that is expected, set "
-                               "allow-empty = true in this [[source]], else build the project "
-                               "(gtest_discover_tests lists tests at build time)",
-                               where, folder.string())};
+      return Error{fmt::format("{}: CTest knows no test in {}; if that is expected, {}; else "
+                               "build the project (gtest_discover_tests lists tests at build "
+                               "time)",
+                               where, folder.string(),
+                               config::how_to_set(source.place.in_a_file(), "ctest",
+                                                  source.paths, "allow-empty = true"))};
     std::move(parsed->tests.begin(), parsed->tests.end(), std::back_inserter(all.tests));
     std::move(parsed->warnings.begin(), parsed->warnings.end(), std::back_inserter(all.warnings));
   }

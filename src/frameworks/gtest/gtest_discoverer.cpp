@@ -106,10 +106,12 @@ Expected<DiscoveredBinary> interpret_listing(const GtestBinary& binary,
   // unknown flags, a linking mistake) must not turn a run green.
   if (discovered.tests.empty() && !binary.allow_empty)
     return Error{fmt::format(
-        "{}: listed no tests (--gtest_list_tests); if that is expected, set allow-empty = "
-        "true in its [[source]], else check that its main() hands --gtest_list_tests to "
-        "GoogleTest; it printed:{}",
-        name, quote_output(listing.out, listing.err))};
+        "{}: listed no tests (--gtest_list_tests); if that is expected, {}; else check that "
+        "its main() hands --gtest_list_tests to GoogleTest; it printed:{}",
+        name,
+        config::how_to_set(binary.in_a_file, "gtest", {binary.shown_path.string()},
+                           "allow-empty = true"),
+        quote_output(listing.out, listing.err))};
   return discovered;
 }
 
@@ -339,6 +341,7 @@ Expected<std::vector<GtestBinary>> resolve_gtest_binaries(
       binary.executable = std::filesystem::absolute(file).lexically_normal();
       binary.shown_path = file;
       binary.allow_empty = source.allow_empty;
+      binary.in_a_file = source.place.in_a_file();
       binary.args = source.args;
       copy_source_settings(source, binary);
       binary.list_timeout = source.list_timeout.value_or(config.list_timeout);

@@ -21,6 +21,7 @@ struct GtestBinary {
   std::filesystem::path executable;  // absolute
   std::filesystem::path shown_path;  // as the configuration names it
   bool allow_empty = false;          // listing no test is not an error
+  bool in_a_file = true;  // named by a ranktest.toml (not implied, not the command line)
   std::string label;  // unique among the run's binaries
   std::vector<std::string> args;
   std::map<std::string, std::string> env;

@@ -74,22 +74,6 @@ Expected<DeclaredSettings> declared_settings(const Json& marker) {
   return declared;
 }
 
-// What to do when `python` has no pytest, given the interpreters on this
-// machine that have it.
-std::string missing_pytest_advice(const std::string& python, const std::vector<fs::path>& others) {
-  if (others.empty())
-    return fmt::format(" ({} has no pytest, nor has any other python3 in PATH or /usr/bin: "
-                       "install pytest (Debian: python3-pytest), then set python = \"...\" in "
-                       "this [[source]] if it is another interpreter)",
-                       python);
-  std::vector<std::string> names;
-  for (const auto& other : others) names.push_back(other.string());
-  return fmt::format(" ({} has no pytest; {} {} it: set python = \"{}\" in this [[source]], "
-                     "or install pytest for {})",
-                     python, fmt::join(names, " and "), others.size() == 1 ? "has" : "have",
-                     names.front(), python);
-}
-
 std::uint64_t fnv1a(std::string_view text, std::uint64_t hash = 1469598103934665603ull) {
   for (const unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
   return hash;
@@ -358,6 +342,7 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
   TestSource like;
   like.kind = SuiteKind::pytest;
   like.executable = source.python;
+  like.table = where;
   like.extra_args = source.args;
   copy_source_settings(source, like);
   like.working_directory = working_directory;
@@ -368,9 +353,11 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
     if (!tests) return Error{fmt::format("{}: {}", where, tests.error().message)};
     if (tests->empty() && !source.allow_empty)
       return Error{fmt::format("{}: pytest collected no tests from {}; if that is expected, "
-                               "set allow-empty = true in this [[source]], else check its "
-                               "paths and pytest's python_files/python_functions settings",
-                               where, fmt::join(source.paths, ", "))};
+                               "{}; else check its paths and pytest's "
+                               "python_files/python_functions settings",
+                               where, fmt::join(source.paths, ", "),
+                               config::how_to_set(source.place.in_a_file(), "pytest",
+                                                  source.paths, "allow-empty = true"))};
     // Each path must give a test too: one that collects nothing (its tests
     // renamed, a python_files pattern that misses it) would otherwise
     // vanish from a run that still passes.
@@ -378,9 +365,11 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
       for (const auto& path : *paths)
         if (collects_nothing(fs::absolute(path).lexically_normal(), collected_files))
           return Error{fmt::format("{}: pytest collected no tests from {}; if that is expected, "
-                                   "set allow-empty = true in this [[source]], else check the "
-                                   "path and pytest's python_files/python_functions settings",
-                                   where, path.string())};
+                                   "{}; else check the path and pytest's "
+                                   "python_files/python_functions settings",
+                                   where, path.string(),
+                                   config::how_to_set(source.place.in_a_file(), "pytest",
+                                                      source.paths, "allow-empty = true"))};
     DiscoveredPytest discovered;
     discovered.tests = std::move(*tests);
     return discovered;
@@ -422,8 +411,10 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
   const auto list_timeout = source.list_timeout.value_or(config.list_timeout);
   auto run = process::run_to_completion(request, signals, list_timeout);
   if (!run)
-    return Error{fmt::format("{}: cannot run {}: {}; set python = \"...\" in [[source]]", where,
-                             source.python, run.error().message)};
+    return Error{fmt::format("{}: cannot run {}: {}; {}", where, source.python,
+                             run.error().message,
+                             config::how_to_set(source.place.in_a_file(), "pytest", source.paths,
+                                                "python = \"/usr/bin/python3\"")) };
   DiscoveredPytest discovered;
   if (run->interrupted_by) {
     discovered.interrupted_by = run->interrupted_by;
@@ -433,14 +424,16 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
   if (run->timed_out)
     return Error{fmt::format(
         "{}: pytest still collecting {} after list-timeout = \"{}\", so it was killed; if it "
-        "is only slow, raise list-timeout in this [[source]] (or at the top of ranktest.toml); "
-        "it printed:{}",
+        "is only slow, {}; it printed:{}",
         where, fmt::join(source.paths, ", "), config::format_duration(list_timeout),
+        source.place.in_a_file()
+            ? std::string("raise list-timeout in this [[source]] (or at the top of ranktest.toml)")
+            : config::how_to_set(false, "pytest", source.paths, "list-timeout = \"10m\""),
         quote(output))};
   if (!fs::exists(out_path)) {
     std::string hint;
     if (output.find("No module named pytest") != std::string::npos)
-      hint = missing_pytest_advice(source.python, python3s_with_pytest(source.python, signals));
+      hint = missing_pytest_advice(source, python3s_with_pytest(source.python, signals));
     else if (run->exit.signaled || run->exit.code == 127)
       hint = fmt::format(" (is {} a Python interpreter?)", source.python);
     return Error{fmt::format("{}: pytest collected nothing (exit code {}){}; it printed:{}",

@@ -1,5 +1,7 @@
 #include "frameworks/pytest/python_with_pytest.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -86,6 +88,28 @@ std::vector<fs::path> python3s_with_pytest(const std::string& python,
         runs[i]->exit.code == 0)
       found.push_back(candidates[i]);
   return found;
+}
+
+// What to do when `python` has no pytest, given the interpreters on this
+// machine that have it.
+std::string missing_pytest_advice(const config::SourceConfig& source,
+                                  const std::vector<std::filesystem::path>& others) {
+  const auto& python = source.python;
+  if (others.empty())
+    return fmt::format(" ({} has no pytest, nor has any other python3 in PATH or /usr/bin: "
+                       "install pytest (Debian: python3-pytest){})",
+                       python,
+                       source.place.in_a_file()
+                           ? ", then set python = \"...\" in this [[source]] if it is another "
+                             "interpreter"
+                           : "");
+  std::vector<std::string> names;
+  for (const auto& other : others) names.push_back(other.string());
+  return fmt::format(" ({} has no pytest; {} {} it: {}, or install pytest for {})", python,
+                     fmt::join(names, " and "), others.size() == 1 ? "has" : "have",
+                     config::how_to_set(source.place.in_a_file(), "pytest", source.paths,
+                                        fmt::format("python = \"{}\"", names.front())),
+                     python);
 }
 
 }  // namespace ranktest::discover

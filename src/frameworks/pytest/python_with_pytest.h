@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "config/config.h"
 #include "process/signal_watch.h"
 
 namespace ranktest::discover {
@@ -22,5 +23,10 @@ std::vector<std::filesystem::path> other_python3s(std::string_view path_variable
 // at once, each for at most a few seconds.
 std::vector<std::filesystem::path> python3s_with_pytest(const std::string& python,
                                                         process::SignalWatch& signals);
+
+// What to do when the source's python has no pytest, given the interpreters
+// on this machine that have it (`others`): " (... has no pytest; ...)".
+std::string missing_pytest_advice(const config::SourceConfig& source,
+                                  const std::vector<std::filesystem::path>& others);
 
 }  // namespace ranktest::discover
