@@ -69,10 +69,8 @@ AuditedChild audited_from(const process::WatchedExit& watched) {
   return child;
 }
 
-std::string describe_process(const AuditedChild& child) {
-  if (!child.execd) return fmt::format("forked child {}", child.pid);
+std::string short_command(std::string_view full) {
   // The program's file name and the start of its arguments: enough to know it.
-  std::string_view full = child.command;
   const auto space = full.find(' ');
   const auto slash = full.substr(0, space).rfind('/');
   if (slash != std::string_view::npos) full.remove_prefix(slash + 1);
@@ -92,7 +90,12 @@ std::string describe_process(const AuditedChild& child) {
       ++end;  // not inside a UTF-8 sequence
     one_line = text::truncate_utf8(one_line, 60) + one_line.substr(end);
   }
-  return fmt::format("child {} ({})", child.pid, one_line);
+  return one_line;
+}
+
+std::string describe_process(const AuditedChild& child) {
+  if (!child.execd) return fmt::format("forked child {}", child.pid);
+  return fmt::format("child {} ({})", child.pid, short_command(child.command));
 }
 
 std::string describe(const AuditedChild& child) {

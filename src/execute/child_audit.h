@@ -48,6 +48,10 @@ AuditedChild audited_from(const process::WatchedExit& watched);
 // "child 12 (python3 -c raise SystemExit(3))", "forked child 13"
 std::string describe_process(const AuditedChild& child);
 
+// A command line on one line, its program by file name, its middle cut
+// where long: "python3 -c raise SystemExit(3)".
+std::string short_command(std::string_view command);
+
 // "child 12 (python3 -c raise SystemExit(3)) exited with code 3",
 // "forked child 13 was killed by SIGSEGV"
 std::string describe(const AuditedChild& child);

@@ -100,9 +100,18 @@ void ProcessTestRunner::remember_fork_only(const std::vector<select::PlannedTest
     }
     // Counted with this run's, toward giving the server up.
     fork_only_[key] = ids;
-    options_.warn(fmt::format("{} failed only when forked in a recent run, and passed as a "
-                              "fresh process (history): it runs as a fresh process",
-                              fmt::join(ids, ", ")));
+    // The count and what it means first; then a few names, never cut.
+    const std::vector<std::string> named(ids.begin(),
+                                         ids.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(ids.size(), 3)));
+    const bool one = ids.size() == 1;
+    options_.warn(fmt::format(
+        "{} failed only when forked in a recent run and passed as {} (history), so {} from the "
+        "start (a forked test sees what its server made at import, such as a pid or an object "
+        "bound to it): {}{}",
+        one ? "1 test" : fmt::format("{} tests", ids.size()),
+        one ? "a fresh process" : "fresh processes",
+        one ? "it runs as a fresh process" : "they run as fresh processes", fmt::join(named, ", "),
+        ids.size() > named.size() ? fmt::format(" and {} more", ids.size() - named.size()) : ""));
   }
 }
 

@@ -47,9 +47,15 @@ void append(TestResult& result, const std::string& note) {
 void judge_left_behind(TestResult& result, const TestFacts& facts) {
   const auto count = facts.left_behind.size();
   if (count == 0) return;
+  // Each by its pid and, the first three, what it was (`sleep 60`).
   std::string pids;
-  for (std::size_t i = 0; i < count && i < 5; ++i)
-    pids += (i ? ", " : "") + std::to_string(facts.left_behind[i]);
+  for (std::size_t i = 0; i < count && i < 5; ++i) {
+    const pid_t pid = facts.left_behind[i];
+    pids += (i ? ", " : "") + std::to_string(pid);
+    const auto command = facts.left_behind_commands.find(pid);
+    if (i < 3 && command != facts.left_behind_commands.end() && !command->second.empty())
+      pids += " (" + short_command(command->second) + ")";
+  }
   if (count > 5) pids += ", ...";
   const auto note = fmt::format("left {} process{} running, killed (pid {})", count,
                                 count == 1 ? "" : "es", pids);

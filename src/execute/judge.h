@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -76,6 +77,9 @@ struct TestFacts {
   bool interrupted = false;
   // Processes still running when the last rank ended (killed since).
   std::vector<pid_t> left_behind;
+  // Their command lines, read while they ran, where they could be: a leak
+  // is named by what the process was, not only its pid.
+  std::map<pid_t, std::string> left_behind_commands;
   // Processes the last rank left running that ended badly while the test
   // settled (reaped once orphaned): Lightning's failing rank 1, which
   // SIGKILLs rank 0 and then exits 1; or a failure a pass never waited for.

@@ -78,6 +78,7 @@ schedule::Finished ProcessTestRunner::finish(RunningTest& running) {
   if (auto starting = running.group->starting()) facts.starting = std::move(*starting);
   facts.interrupted = running.interrupted;
   facts.left_behind = running.left_behind;
+  facts.left_behind_commands = running.leftover_commands;
   facts.leak_is_failure = settings.leak_is_failure;
   facts.kept_for_fixtures = running.kept;
   facts.fixtures = running.test->test->detail().fixtures_setup.size();

@@ -283,6 +283,10 @@ TEST(JudgeTest, APassThatLeftProcessesIsLeakedOrSaysSo) {
   result = judge_test(facts);
   EXPECT_EQ(result.outcome, Outcome::passed);
   EXPECT_EQ(result.reason, "left 2 processes running, killed (pid 11, 12)");
+  // Each named by what it was, where its command line could be read.
+  facts.left_behind_commands = {{11, "/usr/bin/sleep 60"}};
+  result = judge_test(facts);
+  EXPECT_EQ(result.reason, "left 2 processes running, killed (pid 11 (sleep 60), 12)");
   // A failure keeps its outcome and says it too.
   facts = facts_of({rank(0, Outcome::failed, "assertion")});
   facts.left_behind = {11};
