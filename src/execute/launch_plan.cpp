@@ -34,7 +34,8 @@ std::string launch_plan_json(const LaunchPlan& plan) {
                      {"set", std::move(set)},
                      {"remove", rank.remove},
                      {"cwd", rank.working_directory.string()},
-                     {"log", rank.log.string()}});
+                     {"log", rank.log.string()},
+                     {"says_when_it_begins", rank.says_when_it_begins}});
   }
   return json{{"test", plan.test_id},
               {"folder", plan.folder.string()},
@@ -61,6 +62,7 @@ Expected<LaunchPlan> parse_launch_plan(std::string_view text) {
       rank.remove = entry.at("remove").get<std::vector<std::string>>();
       rank.working_directory = entry.at("cwd").get<std::string>();
       rank.log = entry.at("log").get<std::string>();
+      rank.says_when_it_begins = entry.value("says_when_it_begins", false);
       plan.ranks.push_back(std::move(rank));
     }
     return plan;
@@ -118,6 +120,9 @@ std::filesystem::path master_port_path(const std::filesystem::path& folder) {
 }
 std::filesystem::path rank_end_path(const std::filesystem::path& folder, int rank) {
   return folder / fmt::format("rank-{}.end.json", rank);
+}
+std::filesystem::path rank_began_path(const std::filesystem::path& folder, int rank) {
+  return folder / fmt::format("rank-{}.began", rank);
 }
 std::filesystem::path stop_request_path(const std::filesystem::path& folder) {
   return folder / "stop-requested";

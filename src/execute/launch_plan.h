@@ -26,6 +26,11 @@ struct RankPlan {
   std::vector<std::string> remove;  // names removed
   std::filesystem::path working_directory;  // empty: the launcher's
   std::filesystem::path log;                // stdout and stderr
+  // The rank's program says when its test begins, after its start-up
+  // (RANKTEST_BEGIN_FD: pytest's plugin): ranktest-rank gives it the pipe
+  // and records the moment (rank_began_path), where the test's timeout
+  // counts from.
+  bool says_when_it_begins = false;
 };
 
 struct LaunchPlan {
@@ -71,6 +76,8 @@ Expected<RankEnd> parse_rank_end(std::string_view json);
 std::filesystem::path launch_plan_path(const std::filesystem::path& folder);
 std::filesystem::path rank_start_path(const std::filesystem::path& folder, int rank);
 std::filesystem::path rank_end_path(const std::filesystem::path& folder, int rank);
+// Written by ranktest-rank when its rank's test began (says_when_it_begins).
+std::filesystem::path rank_began_path(const std::filesystem::path& folder, int rank);
 // The MASTER_PORT the ranks meet at, as rank 0's ranktest-rank found it
 // free on its node (launch/master_port.cpp).
 std::filesystem::path master_port_path(const std::filesystem::path& folder);

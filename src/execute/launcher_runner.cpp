@@ -39,9 +39,11 @@ constexpr auto kPollInterval = std::chrono::milliseconds(100);
 // node it runs.
 class ProcessTestRunner::LaunchedRanks final : public RankGroup {
  public:
-  LaunchedRanks(ProcessTestRunner& runner, RunningTest& running, process::ChildProcess launcher)
+  LaunchedRanks(ProcessTestRunner& runner, RunningTest& running, process::ChildProcess launcher,
+                bool say_when_they_begin)
       : RankGroup(runner, running), launcher_(std::move(launcher)),
-        next_poll_(Clock::now() + kPollInterval) {}
+        next_poll_(Clock::now() + kPollInterval),
+        rank_plans_say_when_they_begin_(say_when_they_begin) {}
 
   const process::ChildProcess* leader() const override {
     return launcher_.exit() ? nullptr : &launcher_;
@@ -63,6 +65,7 @@ class ProcessTestRunner::LaunchedRanks final : public RankGroup {
  private:
   process::ChildProcess launcher_;
   Clock::time_point next_poll_;
+  const bool rank_plans_say_when_they_begin_;  // RankPlan::says_when_it_begins
 };
 
 void ProcessTestRunner::start_with_launcher(
@@ -78,6 +81,8 @@ void ProcessTestRunner::start_with_launcher(
   plan.runner_host = process::host_name();
   if (!plan.node_order.empty()) plan.master_address = plan.node_order.front();
   plan.ranks = std::move(ranks);
+  const bool say_when_they_begin = adapter_for(running.test->test->source->kind).says_when_it_begins();
+  for (auto& rank : plan.ranks) rank.says_when_it_begins = say_when_they_begin;
   // A cluster that places the ranks makes the devices it granted visible
   // itself.
   if (kind.cluster_places_ranks())
@@ -116,7 +121,8 @@ void ProcessTestRunner::start_with_launcher(
   if (!spawned)
     return failed_to_launch(fmt::format("cannot start {}: {}", request.argv.front(),
                                         spawned.error().message));
-  running.group = std::make_unique<LaunchedRanks>(*this, running, std::move(*spawned));
+  running.group = std::make_unique<LaunchedRanks>(*this, running, std::move(*spawned),
+                                                  say_when_they_begin);
   running.launched = true;
   // The launcher may wait before any rank starts (srun queued for
   // resources in a busy allocation): that wait is not the test's time.
@@ -139,15 +145,28 @@ void ProcessTestRunner::LaunchedRanks::look(Clock::time_point now) {
       }
     }
     if (rank.remote_pid && !running.ranks_started && !running.timed_out) {
-      // The test's timeout counts from its first rank's start.
+      // The test's timeout counts from its first rank's start, or, where
+      // its ranks say when their test begins, from the moment the last of
+      // them did (until then start-timeout bounds their start-up).
       running.ranks_started = true;
-      running.deadline = now + running.test->settings->timeout;
+      const auto& settings = *running.test->settings;
+      running.began = !rank_plans_say_when_they_begin_;
+      running.deadline =
+          now + (running.began ? settings.timeout : std::max(settings.start_timeout, settings.timeout));
     }
     const auto end = parse_rank_end(text::read_file(rank_end_path(running.folder, rank.rank)));
     if (!end) continue;
     rank.child.mark_reaped(end->exit);
     rank.remote_left_behind = end->left_behind;
     ended.emplace_back(end->ended_at_ns, &rank);
+  }
+  if (!running.began && running.ranks_started && !running.timed_out &&
+      running.phase == Phase::running &&
+      std::all_of(running.ranks.begin(), running.ranks.end(), [&](const Rank& r) {
+        return std::filesystem::exists(rank_began_path(running.folder, r.rank));
+      })) {
+    running.began = true;
+    running.start_clock(now, running.test->settings->timeout, running.test->settings->slow);
   }
   std::sort(ended.begin(), ended.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });

@@ -16,6 +16,9 @@
 //   stacks-requested  the stacks of the test's processes on this node
 //                     (Python's first, through the plugin's faulthandler,
 //                     then gdb's), for a timeout
+// And, for a rank whose program says when its test begins (pytest's
+// plugin, RANKTEST_BEGIN_FD), rank-N.began once it has: the runner's
+// timeout for the test counts from there, not from the interpreter's start.
 // Exits as the test did (a signal as 128 + its number). Exit 2: it could
 // not become a rank (the reason is on stderr: the launcher's log).
 #include <fcntl.h>
@@ -53,6 +56,9 @@ using namespace ranktest::execute;
 using namespace ranktest::launchers;
 
 constexpr auto kStackDumpTime = std::chrono::seconds(15);
+// Where the rank's program finds the begin pipe's write end (as the runner
+// gives it locally: test_begin.cpp).
+constexpr int kBeginFd = 5;
 
 [[noreturn]] void fail(const std::string& message) {
   std::fprintf(stderr, "ranktest-rank: %s\n", message.c_str());
@@ -77,7 +83,8 @@ std::optional<int> position_of(const std::string& host, const std::vector<std::s
 // In the forked child: the rank's environment, output, folder and program.
 [[noreturn]] void become_test(const RankPlan& plan, const RankIdentity& identity,
                               const std::string& master_address,
-                              std::optional<int> master_port, std::optional<int> node_index) {
+                              std::optional<int> master_port, std::optional<int> node_index,
+                              int begin_fd) {
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -86,6 +93,8 @@ std::optional<int> position_of(const std::string& host, const std::vector<std::s
   for (const auto& name : plan.remove) ::unsetenv(name.c_str());
   for (const auto& [name, value] : plan.set) ::setenv(name.c_str(), value.c_str(), 1);
   if (master_port) ::setenv("MASTER_PORT", std::to_string(*master_port).c_str(), 1);
+  if (begin_fd >= 0 && ::dup2(begin_fd, kBeginFd) == kBeginFd)
+    ::setenv("RANKTEST_BEGIN_FD", std::to_string(kBeginFd).c_str(), 1);
   // Where this rank runs among its node's ranks is the launcher's to say;
   // a test without ranks gets no rank variables (the plan sets no RANK).
   const bool ranked = std::any_of(plan.set.begin(), plan.set.end(),
@@ -228,11 +237,17 @@ int main(int argc, char** argv) {
   const auto node_index = identity->node_index ? identity->node_index
                                                 : position_of(process::host_name(), plan->node_order);
 
+  // The pipe the rank's program writes a byte on when its test begins.
+  const auto& rank_plan = plan->ranks[static_cast<std::size_t>(rank)];
+  int begin[2] = {-1, -1};
+  if (rank_plan.says_when_it_begins && ::pipe2(begin, O_CLOEXEC) == 0)
+    ::fcntl(begin[0], F_SETFL, O_NONBLOCK);
   const pid_t test = ::fork();
   if (test < 0) fail(std::string("cannot fork: ") + std::strerror(errno));
-  if (test == 0) become_test(plan->ranks[static_cast<std::size_t>(rank)], *identity,
-                             plan->master_address, master_port, node_index);
+  if (test == 0)
+    become_test(rank_plan, *identity, plan->master_address, master_port, node_index, begin[1]);
   ::setpgid(test, test);  // whichever of parent and child runs first
+  if (begin[1] >= 0) ::close(begin[1]);
 
   const RankStart start{rank, process::host_name(), test, identity->job_step};
   if (auto written = write_file_atomically(rank_start_path(plan->folder, rank),
@@ -267,6 +282,20 @@ int main(int argc, char** argv) {
     if (!stop_seen && std::filesystem::exists(stop_request_path(plan->folder))) {
       stop_seen = true;
       stop(SIGTERM);
+    }
+    // A byte: the test began; EOF: it never will (its program ended or
+    // exec'd another): nothing is recorded, the start bound holds.
+    if (begin[0] >= 0) {
+      char byte;
+      const ssize_t n = ::read(begin[0], &byte, 1);
+      if (n > 0)
+        if (auto written = write_file_atomically(rank_began_path(plan->folder, rank), "");
+            !written)
+          std::fprintf(stderr, "ranktest-rank: %s\n", written.error().message.c_str());
+      if (n >= 0) {
+        ::close(begin[0]);
+        begin[0] = -1;
+      }
     }
   }
   end.exit = process::decode_wait_status(status);

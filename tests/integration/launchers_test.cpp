@@ -281,6 +281,45 @@ TEST(Launchers, TheTimeoutCountsFromTheFirstRanksStartNotTheLaunchersQueue) {
   EXPECT_GT(r["duration_ms"].get<double>(), 3000) << r.dump(2);
 }
 
+// A pytest rank started by mpirun counts its timeout from its own test's
+// begin, as a local fresh process does: an import of 3 s (torch's, on a
+// loaded machine) does not eat a 2 s test's time; an import still running
+// at start-timeout is said as such, with the ranks' stacks.
+TEST(Launchers, APytestRanksTimeoutCountsFromItsTestsBeginUnderMpirun) {
+  Workdir dir;
+  dir.write("ranktest.toml",
+            "grace-period = \"1s\"\nlauncher = \"mpirun\"\nstart-timeout = \"20s\"\n"
+            "[mpirun]\nargs = [\"--allow-run-as-root\", \"--oversubscribe\"]\n"
+            "[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+            "paths = [\"test_slow_import.py\"]\n"
+            "[[override]]\nfilter = \"*\"\nranks = 2\ntimeout = \"2s\"\n");
+  dir.write("test_slow_import.py",
+            "import os, time\n"
+            "if 'RANK' in os.environ:\n"
+            "    time.sleep(float(os.environ.get('IMPORT_SECONDS', '3')))\n\n"
+            "def test_quick():\n    time.sleep(0.5)\n");
+  const auto run = run_ranktest(dir, {"run"});
+  const auto finished = run.finished();
+  const auto& quick = result_of(finished, "test_slow_import.py::test_quick");
+  EXPECT_EQ(quick["outcome"], "passed") << quick.dump(2) << run.out;
+  EXPECT_GT(quick["duration_ms"].get<double>(), 3000) << quick.dump(2);
+
+  dir.write("ranktest.toml",
+            "grace-period = \"1s\"\nlauncher = \"mpirun\"\nstart-timeout = \"3s\"\n"
+            "[mpirun]\nargs = [\"--allow-run-as-root\", \"--oversubscribe\"]\n"
+            "[[source]]\nkind = \"pytest\"\npython = \"/usr/bin/python3\"\n"
+            "paths = [\"test_slow_import.py\"]\nenv = { IMPORT_SECONDS = \"60\" }\n"
+            "[[override]]\nfilter = \"*\"\nranks = 2\ntimeout = \"2s\"\n");
+  const auto stuck = run_ranktest(dir, {"run"});
+  const auto stuck_finished = stuck.finished();
+  const auto& still = result_of(stuck_finished, "test_slow_import.py::test_quick");
+  EXPECT_EQ(still["outcome"], "timed-out") << still.dump(2) << stuck.out;
+  EXPECT_EQ(still["reason"].get<std::string>().rfind("did not begin within 3s (start-timeout)", 0),
+            0u)
+      << still.dump(2);
+  EXPECT_EQ(surviving_processes(stuck.run_dir()), std::vector<std::string>{});
+}
+
 TEST(Launchers, ALauncherThatStartsNoRankWithinStartTimeoutTimesOutSayingSo) {
   Workdir dir;
   write_slow_launcher(dir, "1s");
