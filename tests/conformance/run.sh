@@ -29,6 +29,14 @@
 #                apart, as for numpy
 #   torch-plain  their share hash:TORCH_PLAIN_PARTITION, ranktest plain
 #   all          the six, references computed once
+#   fast-path    ranktest's own small suites of what a forked or worker test
+#                used to get wrong (tests/python_fast_path: a conftest that
+#                sets the environment, lone surrogates in messages) against
+#                pytest in one process, in the default configuration and
+#                with isolation = "test"; and a GoogleTest binary of
+#                SUCCEED(), RecordProperty and GTEST_SKIP()
+#                (CONFORMANCE_GTEST_FIXTURE: fixture_parts) against the
+#                binary alone, in workers (mode plain and fork-server)
 #
 # Prints the timing of each phase and, per workload, compare_outcomes.py's
 # count line and one "DIFF <id>: reference <x>, ranktest <y> (<reason>)" per
@@ -38,7 +46,7 @@
 set -u -o pipefail
 
 if [ $# -ne 3 ]; then
-  echo "usage: $0 RANKTEST SCRATCH numpy-fork|numpy-fork-test|numpy-plain|torch-fork|torch-worker|torch-plain|all" >&2
+  echo "usage: $0 RANKTEST SCRATCH numpy-fork|numpy-fork-test|numpy-plain|torch-fork|torch-worker|torch-plain|all|fast-path" >&2
   exit 2
 fi
 RANKTEST=$(readlink -f "$1")
@@ -78,7 +86,7 @@ TORCH_WORKER_PARTITION=${TORCH_WORKER_PARTITION:-1/3}
 COMPARE="$PYTHON $HERE/compare_outcomes.py"
 
 case $WHAT in
-  numpy-fork | numpy-fork-test | numpy-plain | torch-fork | torch-worker | torch-plain | all) ;;
+  numpy-fork | numpy-fork-test | numpy-plain | torch-fork | torch-worker | torch-plain | all | fast-path) ;;
   *) echo "$0: unknown workload '$WHAT'" >&2; exit 2 ;;
 esac
 if [ ! -x "$RANKTEST" ]; then
@@ -331,17 +339,88 @@ torch_workload() {  # torch-fork | torch-worker | torch-plain
   phase "$what, all phases" "$start"
 }
 
+# --- ranktest's own fast-path suites ----------------------------------------------
+
+FAST_PATH_SUITES="session_environment surrogates"
+# What the session_environment suite's source gives (its test checks the
+# conftest's setdefault keeps one and its pop removes the other).
+FAST_PATH_ENV=(FAST_PATH_DEFAULTED="from the source" FAST_PATH_REMOVED=x)
+
+fast_path_workload() {
+  local dir=$SCRATCH/fast-path start isolation suite
+  start=$(now)
+  echo "== fast-path"
+  "$PYTHON" -c 'import pytest' 2>/dev/null || {
+    echo "SKIP: fast-path: $PYTHON cannot import pytest (Debian: python3-pytest)"
+    return 0
+  }
+  rm -rf "$dir" && mkdir -p "$dir/suite"
+  for suite in $FAST_PATH_SUITES; do
+    cp -r "$HERE/../python_fast_path/$suite" "$dir/suite/" || return 1
+  done
+  (cd "$dir/suite" && env "${FAST_PATH_ENV[@]}" PYTHONPATH="$HERE${PYTHONPATH:+:$PYTHONPATH}" \
+      RECORD_PYTEST_OUTCOMES="$dir/pytest-reference.json" \
+      "$PYTHON" -m pytest -p no:cacheprovider -p record_pytest_outcomes -q \
+      --continue-on-collection-errors $FAST_PATH_SUITES > "$dir/pytest.log" 2>&1)
+  echo "  pytest: $(tail -1 "$dir/pytest.log")"
+  [ -s "$dir/pytest-reference.json" ] || { echo "FAIL: pytest wrote no reference"; return 1; }
+  for isolation in "" test; do
+    {
+      [ -n "$isolation" ] && echo "isolation = \"$isolation\""
+      echo '[[source]]'
+      echo 'kind = "pytest"'
+      echo "python = \"$PYTHON\""
+      printf 'paths = ['
+      local first=1
+      for suite in $FAST_PATH_SUITES; do
+        [ $first = 1 ] || printf ', '
+        printf '"%s"' "$suite"
+        first=0
+      done
+      echo ']'
+      echo 'env = { FAST_PATH_DEFAULTED = "from the source", FAST_PATH_REMOVED = "x" }'
+    } > "$dir/suite/ranktest.toml"
+    echo "  pytest suites, ${isolation:-default} isolation"
+    ranktest_run "$dir/suite" "$dir/state-pytest-${isolation:-default}" || return 1
+    compare "$dir/pytest-reference.json" "$run_dir" || return 1
+  done
+  local binary=${CONFORMANCE_GTEST_FIXTURE:-}
+  if [ -z "$binary" ] || [ ! -x "$binary" ]; then
+    echo "SKIP: fast-path gtest: CONFORMANCE_GTEST_FIXTURE names no binary (build/tests/fixtures/fixture_parts)"
+    return 0
+  fi
+  $COMPARE gtest-reference --out "$dir/gtest-reference.json" --scratch "$dir" "$binary" 2>&1 |
+    sed 's/^/  /'
+  [ -s "$dir/gtest-reference.json" ] || { echo "FAIL: no gtest reference was written"; return 1; }
+  local mode
+  for mode in plain fork-server; do
+    mkdir -p "$dir/gtest-$mode"
+    {
+      echo '[[source]]'
+      echo 'kind = "gtest"'
+      echo "paths = [\"$binary\"]"
+      echo 'isolation = "worker"'
+      echo "mode = \"$mode\""
+    } > "$dir/gtest-$mode/ranktest.toml"
+    echo "  gtest binary in workers, mode $mode"
+    ranktest_run "$dir/gtest-$mode" "$dir/state-gtest-$mode" || return 1
+    compare "$dir/gtest-reference.json" "$run_dir" || return 1
+  done
+  phase "fast-path, all phases" "$start"
+}
+
 run_one() {
   case $1 in
     numpy-*) numpy_workload "$1" || status=1 ;;
     torch-*) torch_workload "$1" || status=1 ;;
+    fast-path) fast_path_workload || status=1 ;;
   esac
 }
 
 total=$(now)
 echo "conformance: $WHAT with $RANKTEST, -j $JOBS; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ "$WHAT" = all ]; then
-  for what in numpy-fork numpy-fork-test numpy-plain torch-fork torch-worker torch-plain; do
+  for what in numpy-fork numpy-fork-test numpy-plain torch-fork torch-worker torch-plain fast-path; do
     run_one "$what"
   done
   phase "all workloads" "$total"
