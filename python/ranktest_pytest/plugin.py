@@ -25,6 +25,12 @@ RANKTEST_WORKER_EXITS where the kernel's process events cannot be had:
 RANKTEST_BEGIN_FD     a fresh process's pipe to ranktest: one byte on it
                       when the test begins, after the interpreter, imports
                       and collection; its timeout counts from there.
+RANKTEST_WORKER_REQUESTS, RANKTEST_WORKER_REPLIES
+                      mode = "collecting-workers": after collecting, this
+                      process is a worker (no fork): it reads its first
+                      test's request, then each next one, from the first
+                      FIFO and says each test passed on the second (see
+                      _work).
 """
 
 import faulthandler
@@ -48,7 +54,8 @@ _server_folder = None  # the fork server's working folder
 # (mock.patch.dict(os.environ, os.environ.copy())) does not hold them.
 _asked = {name: os.environ.pop(name, None) for name in
           ("RANKTEST_RESULT_FILE", "RANKTEST_COLLECT_OUT", "RANKTEST_FORK_SERVER",
-           "RANKTEST_FORK_LIBRARY", "RANKTEST_WORKER_EXITS", "RANKTEST_BEGIN_FD")}
+           "RANKTEST_FORK_LIBRARY", "RANKTEST_WORKER_EXITS", "RANKTEST_BEGIN_FD",
+           "RANKTEST_WORKER_REQUESTS", "RANKTEST_WORKER_REPLIES")}
 # Held by this process alone: a process the test starts must not keep
 # ranktest's pipe open.
 if _asked["RANKTEST_BEGIN_FD"]:
@@ -83,8 +90,9 @@ class _EnvironmentRecorder:
     variables the collection looked at, which a cached collection is
     stamped with (a conftest that deselects tests unless RUN_SLOW=1).
 
-    Writes, in a fork server (RANKTEST_FORK_SERVER) from this module's
-    import until it serves: what the collected session itself set (a
+    Writes, in a fork server (RANKTEST_FORK_SERVER) or a collecting worker
+    (RANKTEST_WORKER_REQUESTS) from this module's import until it serves:
+    what the collected session itself set (a
     conftest's os.environ[...] at import or in pytest_configure, a plugin's
     setting), in order. A fresh process of a test would have run the same
     code before its test, so each forked test does the same writes again
@@ -162,7 +170,7 @@ class _EnvironmentRecorder:
 
 
 _environment = _EnvironmentRecorder()
-if _asked["RANKTEST_FORK_SERVER"]:
+if _asked["RANKTEST_FORK_SERVER"] or _asked["RANKTEST_WORKER_REQUESTS"]:
     _environment.writes = True
     _environment.install()
 if _asked["RANKTEST_COLLECT_OUT"]:
@@ -838,10 +846,51 @@ def pytest_runtest_protocol(item, nextitem):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtestloop(session):
+    if _asked["RANKTEST_WORKER_REQUESTS"]:
+        _work(session)
+        return True
     if not _asked["RANKTEST_FORK_SERVER"]:
         return None
     _serve(session)
     return True
+
+
+def _work(session):
+    """mode = "collecting-workers": this process collected the source itself,
+    as a pytest-xdist worker does, and is the worker: no fork, so what a
+    module bound to its process at import (psutil.Process(), a pid) is the
+    test's own process. Its first test's request is waiting in the requests
+    FIFO; it runs as a forked worker runs (_serve_tests), in this process
+    (its group, cgroup and log are already the test's), and ends as a
+    fresh process ends."""
+    global _server_folder
+    _server_folder = os.getcwd()
+    _environment.stop(writes=True)
+    items = {_clean(item.nodeid): item for item in session.items}
+    code = 1
+    try:
+        requests = open(_asked["RANKTEST_WORKER_REQUESTS"], "r")
+        request = json.loads(requests.readline())
+        item = items.get(request.get("nodeid"))
+        if item is None:
+            sys.stderr.write("ranktest worker: this collection has no test %r\n"
+                             % request.get("nodeid"))
+            code = 127
+            return
+        replies = open(_asked["RANKTEST_WORKER_REPLIES"], "w", buffering=1)
+        code, last_test_ended = _serve_tests(item, request, items, replies, requests)
+        if last_test_ended:
+            _exit_as_an_interpreter()
+    except BaseException:  # noqa: B902 - the worker must end here, whatever happened
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
 
 
 def _serve(session):
@@ -1041,7 +1090,9 @@ def _run_forked(item, request, items):
         os.close(null)
         worker = request.get("worker")
         if worker:
-            code, last_test_ended = _serve_tests(item, request, items, worker)
+            replies = open(worker["replies"], "w", buffering=1)
+            requests = open(worker["requests"], "r")
+            code, last_test_ended = _serve_tests(item, request, items, replies, requests)
             if not last_test_ended:
                 return
         else:
@@ -1175,7 +1226,7 @@ def _run_before(request, items):
     sys.stdout.flush()
 
 
-def _serve_tests(item, request, items, worker):
+def _serve_tests(item, request, items, replies, requests):
     """A worker process: runs its first test, says it passed on the
     replies FIFO, and runs the next test the runner writes on the requests
     FIFO, as xdist's workers do, until a test does not pass (its exit
@@ -1187,8 +1238,6 @@ def _serve_tests(item, request, items, worker):
     process ends after a test: its way out is that test's)."""
     import atexit
 
-    replies = open(worker["replies"], "w", buffering=1)
-    requests = open(worker["requests"], "r")
     _run_before(request, items)
     exit_handlers = atexit._ncallbacks()
     while True:

@@ -58,6 +58,10 @@ struct SourceConfig {
   // pytest sources: fork each test from a server that collected once
   // ("fork-server"), or start a fresh interpreter per test ("plain").
   bool fork_server = false;  // pytest: true unless mode = "plain"
+  // pytest, mode = "collecting-workers": each worker is a fresh pytest that
+  // collects the source itself, then runs test after test (pytest-xdist's
+  // way); nothing is forked.
+  bool collecting_workers = false;
   bool fork_exit_full = true;  // fork-exit = "full" (the default) or "fast"
   std::optional<Launcher> launcher;  // launcher = "mpirun"
   std::optional<Network> network;    // network = "isolated"

@@ -52,9 +52,16 @@ std::optional<Error> read_source(const toml::table& table,
   source.fork_server = rules.fork_server_by_default;
   if (const auto* node = table.get("mode")) {
     const auto mode = node->value<std::string>();
-    if (!node->is_string() || (*mode != "plain" && *mode != "fork-server"))
-      return reader.wrong_type("mode", *node, "\"plain\" or \"fork-server\"");
+    if (!node->is_string() ||
+        (*mode != "plain" && *mode != "fork-server" && *mode != "collecting-workers"))
+      return reader.wrong_type("mode", *node,
+                               "\"plain\", \"fork-server\" or (pytest) \"collecting-workers\"");
+    if (*mode == "collecting-workers" && source.kind != SuiteKind::pytest)
+      return reader.error_at(node->source(),
+                             "mode = \"collecting-workers\" is for pytest sources (a worker that "
+                             "collects the suite itself); use \"plain\" or \"fork-server\"");
     source.fork_server = *mode == "fork-server";
+    source.collecting_workers = *mode == "collecting-workers";
   }
   if (const auto* node = table.get("isolation")) {
     const auto worker = reader.worker_isolation(*node);

@@ -19,6 +19,7 @@ void copy_source_settings(const From& from, To& to) {
   to.private_tmpdir = from.private_tmpdir;
   to.worker_isolation = from.worker_isolation;
   to.fork_server = from.fork_server;
+  to.collecting_workers = from.collecting_workers;
   to.fork_exit_full = from.fork_exit_full;
 }
 

@@ -340,6 +340,8 @@ bool ProcessTestRunner::spawn_from(RunningTest& running) {
         give_up_fork_server(*test.test->source, sent.error().message);
       }
     }
+    if (in_worker && !server && test.test->source->collecting_workers)
+      spawn_collecting_worker(running, request);
     if (running.cgroup) running.cgroup->place(request);
     process::Descriptor begin_write_end;
     if (adapter.says_when_it_begins()) ask_when_begun(running, slot, request, begin_write_end);

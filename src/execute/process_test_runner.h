@@ -376,6 +376,7 @@ class ProcessTestRunner final : public schedule::TestRunner {
   // Puts libranktest-gtest-gate.so first in the command's LD_PRELOAD (before
   // the source's or the runner's own) with its stdout line-buffered.
   static void preload_gate(RankPlan& command);
+  bool spawn_collecting_worker(RunningTest& running, process::SpawnRequest& request);
   std::vector<int> gtest_worker_descriptors() const;
   void poll_gtest_workers(Clock::time_point now);
   void gtest_event(RunningTest*& holder, const GtestStreamEvent& event,

@@ -51,13 +51,38 @@ ProcessTestRunner::Worker::~Worker() {
 }
 
 // Which tests run in a worker: those that may (select::may_run_in_worker),
-// forked (not a fresh process's attempt), their output captured.
+// forked, or in a worker that collected the source itself (not a fresh
+// process's attempt), their output captured.
 bool ProcessTestRunner::runs_in_worker(const RunningTest& running) const {
   const auto& source = *running.test->test->source;
-  return frameworks::framework_of(source.kind).worker_style(source) ==
-             frameworks::WorkerStyle::forked_from_server &&
+  const auto style = frameworks::framework_of(source.kind).worker_style(source);
+  return (style == frameworks::WorkerStyle::forked_from_server ||
+          style == frameworks::WorkerStyle::collecting) &&
          select::may_run_in_worker(*running.test) && running.ranks.size() == 1 &&
-         options_.capture_output && !running.assignment.fresh_process;
+         options_.capture_output && !running.assignment.fresh_process &&
+         !running.test->fresh_process;
+}
+
+// mode = "collecting-workers": a new worker is a fresh process of the
+// source's whole collection; its first test's request waits in its FIFO.
+// False: it runs as a fresh process of its own (no FIFO could be made).
+bool ProcessTestRunner::spawn_collecting_worker(RunningTest& running, process::SpawnRequest& request) {
+  const auto& test = *running.test;
+  const auto& adapter = adapter_for(test.test->source->kind);
+  auto& slot = running.ranks.front();
+  ForkRequest first{test.test, request.argv, request.environment, slot.log_path,
+                    test.test->source->working_directory, 0, {}, false, {}, {}, {}, {}};
+  first.before = running.assignment.run_first;
+  if (!prepare_worker(running, first) ||
+      !write_line(running.worker->requests, fork_message(adapter, first))) {
+    running.worker.reset();
+    running.group = local_ranks(running);
+    return false;
+  }
+  request.argv = adapter.collecting_worker_argv(*test.test, std::move(request.argv));
+  request.environment.push_back("RANKTEST_WORKER_REQUESTS=" + first.worker_requests.string());
+  request.environment.push_back("RANKTEST_WORKER_REPLIES=" + first.worker_replies.string());
+  return true;
 }
 
 // An idle worker of the test's fork server with the test's limits, if any.
@@ -92,7 +117,7 @@ bool ProcessTestRunner::start_in_idle_worker(RunningTest& running) {
   // above); the one made for the test goes.
   if (running.cgroup && options_.cgroups) options_.cgroups->remove_later(std::move(running.cgroup));
   running.cgroup = std::move(worker->cgroup);
-  running.forked = true;
+  running.forked = !running.test->test->source->collecting_workers;
   auto child = std::move(worker->child);
   worker->child = process::ChildProcess::elsewhere();
   running.worker = std::move(worker);

@@ -90,6 +90,14 @@ class FrameworkAdapter {
   // its timeout counts from there and starting up has start-timeout.
   virtual bool says_when_it_begins() const { return false; }
 
+  // mode = "collecting-workers": the command of a fresh process that
+  // collects the test's whole source, then runs the tests its worker is
+  // given, made from the test's own command `argv` (add_command's).
+  virtual std::vector<std::string> collecting_worker_argv(const TestCase& /*test*/,
+                                                          std::vector<std::string> argv) const {
+    return argv;
+  }
+
   // Whether ranktest's gtest gate (libranktest-gtest-gate.so) may be
   // preloaded into a fresh process of the framework's, to line-buffer its
   // output, once its binary took a preload of ranktest's.

@@ -46,6 +46,7 @@ struct SourceRules {
 enum class WorkerStyle {
   none,                // a process per test, always
   forked_from_server,  // a child of the source's fork server runs test after test
+  collecting,          // a fresh process that collected the source runs test after test
   own_loop,            // the framework's own loop runs a share of the tests
 };
 

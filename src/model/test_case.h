@@ -105,6 +105,9 @@ struct TestSource {
   std::optional<Network> network;
   std::optional<bool> private_tmpdir;
   std::optional<bool> worker_isolation;  // pytest sources: isolation = "worker"
+  // pytest, mode = "collecting-workers": a worker is a fresh pytest that
+  // collected the source itself (config::SourceConfig).
+  bool collecting_workers = false;
   // Its [[source]] table's place (file:line:column) where the sources of
   // one table are several (a pytest source's files): tells two tables that
   // collect the same test from one table that lists it twice.

@@ -151,5 +151,46 @@ TEST_P(PytestFastPath, AFileThatFailsToCollectTwiceIsOneFailureAndTheRestRuns) {
 
 INSTANTIATE_TEST_SUITE_P(Isolations, PytestFastPath, ::testing::Values("worker", "test"));
 
+// A module that binds its process at import: forked, its tests see the
+// fork server (they fail forked and pass fresh: fork-only); with mode =
+// "collecting-workers" each worker collected the suite itself, so the
+// process that imported the module runs its tests, several in one worker.
+TEST(PytestCollectingWorkers, ATestRunsInTheProcessThatImportedItsModule) {
+  Workdir dir;
+  copy_suite(dir, "process_bound");
+  ASSERT_EQ(pytest_says(dir), "3 passed");
+  const std::string source = "timeout = \"60s\"\njobs = 1\n[[source]]\nkind = \"pytest\"\n"
+                             "python = \"/usr/bin/python3\"\npaths = [\".\"]\n";
+  dir.write("ranktest.toml", source + "mode = \"collecting-workers\"\n");
+  const auto run = run_ranktest(dir, {"run"});
+  EXPECT_EQ(run.last_out_line(), "ranktest: 3 passed, 0 failed, 0 skipped") << run.out;
+  EXPECT_EQ(run.out.find("FORKFAIL"), std::string::npos) << run.out;
+  std::size_t attempts = 0, forked = 0;
+  for (const auto& event : run.events())
+    if (event["event"] == "test-finished") {
+      ++attempts;
+      forked += event["forked"].get<bool>();
+    }
+  EXPECT_EQ(attempts, 3u) << "each test once: no confirmation needed" << run.out;
+  EXPECT_EQ(forked, 0u) << run.out;
+  EXPECT_EQ(occurrences(read_file(dir.path() / ".ranktest/runs/latest/events.jsonl"),
+                        "\"ran_before\":2"),
+            1u)
+      << "the third test ran after the two others, in one worker";
+  // Forked, the same tests fail and are confirmed fresh: fork-only.
+  dir.write("ranktest.toml", source);
+  const auto forked_run = run_ranktest(dir, {"run"});
+  EXPECT_NE(forked_run.out.find("FORKFAIL"), std::string::npos) << forked_run.out;
+  // Any other kind than pytest is refused, naming the key's place.
+  dir.write("ranktest.toml", "[[source]]\nkind = \"gtest\"\npaths = [\"" + fixture("flaky") +
+                                 "\"]\nmode = \"collecting-workers\"\n");
+  const auto refused = run_ranktest(dir, {"run"});
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("ranktest.toml:4:8: mode = \"collecting-workers\" is for pytest "
+                             "sources"),
+            std::string::npos)
+      << refused.err;
+}
+
 }  // namespace
 }  // namespace ranktest::testing

@@ -31,6 +31,7 @@ struct GtestBinary {
   std::optional<bool> private_tmpdir;
   std::optional<bool> worker_isolation;
   bool fork_server = false;  // mode = "fork-server"
+  bool collecting_workers = false;  // never for gtest (the config refuses it)
   bool fork_exit_full = false;  // fork-exit = "full"
   // How long listing it may take (list-timeout): a hung listing is killed
   // then, and the error says which setting to raise.

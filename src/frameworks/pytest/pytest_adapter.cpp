@@ -88,6 +88,15 @@ class PytestAdapter final : public FrameworkAdapter {
     message["env"] = std::move(env);
   }
 
+  std::vector<std::string> collecting_worker_argv(const TestCase& test,
+                                                  std::vector<std::string> argv) const override {
+    // The test's argument is last (add_command): the source's instead.
+    if (!argv.empty()) argv.pop_back();
+    argv.insert(argv.end(), test.source->collect_arguments.begin(),
+                test.source->collect_arguments.end());
+    return argv;
+  }
+
   bool dumps_stacks_on_signal() const override { return true; }
   bool watches_workers() const override { return true; }
   bool says_when_it_begins() const override { return true; }

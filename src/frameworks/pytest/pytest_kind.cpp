@@ -120,7 +120,9 @@ class PytestFramework final : public FrameworkKind {
 
   // Its fork server forks the worker; a source run plain has none.
   WorkerStyle worker_style(const TestSource& source) const override {
-    return source.fork_server ? WorkerStyle::forked_from_server : WorkerStyle::none;
+    return source.fork_server          ? WorkerStyle::forked_from_server
+           : source.collecting_workers ? WorkerStyle::collecting
+                                       : WorkerStyle::none;
   }
   // xdist's speed on suites of quick tests (docs/benchmarks.md).
   bool worker_isolation_by_default() const override { return true; }
