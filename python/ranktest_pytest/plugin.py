@@ -867,30 +867,19 @@ def _work(session):
     _server_folder = os.getcwd()
     _environment.stop(writes=True)
     items = {_clean(item.nodeid): item for item in session.items}
-    code = 1
-    try:
+
+    def run():
         requests = open(_asked["RANKTEST_WORKER_REQUESTS"], "r")
         request = json.loads(requests.readline())
         item = items.get(request.get("nodeid"))
         if item is None:
             sys.stderr.write("ranktest worker: this collection has no test %r\n"
                              % request.get("nodeid"))
-            code = 127
-            return
+            return 127
         replies = open(_asked["RANKTEST_WORKER_REPLIES"], "w", buffering=1)
-        code, last_test_ended = _serve_tests(item, request, items, replies, requests)
-        if last_test_ended:
-            _exit_as_an_interpreter()
-    except BaseException:  # noqa: B902 - the worker must end here, whatever happened
-        import traceback
+        return _serve_tests(item, request, items, replies, requests)
 
-        traceback.print_exc()
-    finally:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        finally:
-            os._exit(code)
+    _end_with(run)
 
 
 def _serve(session):
@@ -1049,13 +1038,31 @@ def _refresh_environment_snapshots(item):
                 pass
 
 
+def _end_with(run):
+    """Ends this process with the status `run()` returns, its output flushed,
+    whatever happens in it (a forked test or a worker must never return
+    into pytest's own loop)."""
+    code = 1
+    try:
+        code = run()
+    except BaseException:  # noqa: B902 - the process must end here, whatever happened
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
 def _run_forked(item, request, items):
     """The test's own process: its group, cgroup, network, output,
     environment, then pytest's protocol for this one item, and out. A
     worker process (isolation = "worker") then waits for its next test and
     runs it in the same process, until one does not pass."""
-    code = 1
-    try:
+    def run():
         try:
             os.setpgid(0, request.get("pgid") or 0)
         except OSError:
@@ -1072,8 +1079,7 @@ def _run_forked(item, request, items):
             except OSError as error:
                 sys.stderr.write("ranktest fork server: cannot join the test's cgroup (%s): %s\n"
                                  % (procs, error.strerror))
-                sys.stderr.flush()
-                os._exit(127)
+                return 127
         # After the cgroup (a process in a user namespace may no longer
         # write it). A test meant to be isolated never runs on the host's
         # network: it does not run at all.
@@ -1083,8 +1089,7 @@ def _run_forked(item, request, items):
             if error:
                 sys.stderr.write("ranktest fork server: cannot join the test's network "
                                  "namespace (%s): %s\n" % (request["netns"], os.strerror(error)))
-                sys.stderr.flush()
-                os._exit(127)
+                return 127
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         os.close(null)
@@ -1092,23 +1097,13 @@ def _run_forked(item, request, items):
         if worker:
             replies = open(worker["replies"], "w", buffering=1)
             requests = open(worker["requests"], "r")
-            code, last_test_ended = _serve_tests(item, request, items, replies, requests)
-            if not last_test_ended:
-                return
-        else:
-            _enter_test(item, request)
-            code = 1 if _run_item(item) else 0
+            return _serve_tests(item, request, items, replies, requests)
+        _enter_test(item, request)
+        code = 1 if _run_item(item) else 0
         _exit_as_an_interpreter()
-    except BaseException:  # noqa: B902 - the child must end here, whatever happened
-        import traceback
+        return code
 
-        traceback.print_exc()
-    finally:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        finally:
-            os._exit(code)
+    _end_with(run)
 
 
 def _exit_as_an_interpreter():
@@ -1233,9 +1228,9 @@ def _serve_tests(item, request, items, replies, requests):
     status then says so, as a forked test's does) or the runner is done
     with it. Each test gets its own log, environment and result file.
     Goes on only while each test leaves the interpreter as it found it
-    (_what_the_test_left); else ends after that test as a fresh process of
-    it would (_exit_as_an_interpreter). Returns (exit status, whether the
-    process ends after a test: its way out is that test's)."""
+    (_what_the_test_left); a worker that ends after a test ends as a fresh
+    process of it would (_exit_as_an_interpreter): that way out is the
+    test's. Returns the worker's exit status."""
     import atexit
 
     _run_before(request, items)
@@ -1243,21 +1238,23 @@ def _serve_tests(item, request, items, replies, requests):
     while True:
         _enter_test(item, request)
         if _run_item(item):
-            return 1, True
+            _exit_as_an_interpreter()
+            return 1
         left = _what_the_test_left(exit_handlers)
         if left:
             print("ranktest: this worker ends after the test: %s" % left)
-            return 0, True
+            _exit_as_an_interpreter()
+            return 0
         sys.stdout.flush()
         sys.stderr.flush()
         replies.write(json.dumps({"done": request["nodeid"]}) + "\n")
         replies.flush()
         line = requests.readline()
         if not line:
-            return 0, False
+            return 0  # the runner is done with it; no test's exit
         request = json.loads(line)
         item = items.get(request.get("nodeid"))
         if item is None:
             sys.stderr.write("ranktest worker: no test %r here\n" % request.get("nodeid"))
-            return 127, False
+            return 127
         _redirect_output(request["log"])

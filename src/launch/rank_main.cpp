@@ -93,7 +93,10 @@ std::optional<int> position_of(const std::string& host, const std::vector<std::s
   for (const auto& name : plan.remove) ::unsetenv(name.c_str());
   for (const auto& [name, value] : plan.set) ::setenv(name.c_str(), value.c_str(), 1);
   if (master_port) ::setenv("MASTER_PORT", std::to_string(*master_port).c_str(), 1);
-  if (begin_fd >= 0 && ::dup2(begin_fd, kBeginFd) == kBeginFd)
+  // Kept across the exec at kBeginFd (dup2 onto itself would keep its
+  // close-on-exec flag: the pipe may already be there).
+  if (begin_fd >= 0 && (begin_fd == kBeginFd ? ::fcntl(kBeginFd, F_SETFD, 0) == 0
+                                             : ::dup2(begin_fd, kBeginFd) == kBeginFd))
     ::setenv("RANKTEST_BEGIN_FD", std::to_string(kBeginFd).c_str(), 1);
   // Where this rank runs among its node's ranks is the launcher's to say;
   // a test without ranks gets no rank variables (the plan sets no RANK).
