@@ -59,8 +59,7 @@ bool ProcessTestRunner::runs_in_worker(const RunningTest& running) const {
   return (style == frameworks::WorkerStyle::forked_from_server ||
           style == frameworks::WorkerStyle::collecting) &&
          select::may_run_in_worker(*running.test) && running.ranks.size() == 1 &&
-         options_.capture_output && !running.assignment.fresh_process &&
-         !running.test->fresh_process;
+         options_.capture_output && !running.assignment.fresh_process;
 }
 
 // mode = "collecting-workers": a new worker is a fresh process of the
