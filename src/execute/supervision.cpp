@@ -210,11 +210,15 @@ void ProcessTestRunner::end_left_behind(RunningTest& running,
 }
 
 // Each leftover's command line, read while it runs (once reaped, only its
-// exit status is left to name it by).
+// exit status is left to name it by), and read again at each look: one
+// forked just before its test ended shows its parent's until it execs.
 void ProcessTestRunner::note_leftovers(RunningTest& running) const {
-  for (const pid_t pid : running.left_behind)
-    if (!running.leftover_commands.contains(pid) && running.leftover_commands.size() < 64)
-      running.leftover_commands.emplace(pid, process::command_line(pid));
+  for (const pid_t pid : running.left_behind) {
+    if (!running.leftover_commands.contains(pid) && running.leftover_commands.size() >= 64) continue;
+    auto command = process::command_line(pid);
+    if (!command.empty()) running.leftover_commands[pid] = std::move(command);
+    else running.leftover_commands.try_emplace(pid);
+  }
 }
 
 namespace {
