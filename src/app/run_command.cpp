@@ -79,8 +79,10 @@ class RunRecorder final : public schedule::ScheduleObserver {
   }
   void test_finished(const select::PlannedTest& test,
                      const schedule::Finished& finished) override {
-    record(*test.test, finished.assignment.attempt,
-           placement_of(finished.assignment.grant), finished.result, finished.retrying,
+    const auto& assignment = finished.assignment;
+    record(*test.test, assignment.attempt,
+           placement_of(assignment.grant.slots.empty() ? assignment.ran_on : assignment.grant),
+           finished.result, finished.retrying,
            finished.fork_only, finished.forked, finished.retry_note, finished.ran_before.size());
   }
   void test_slow(const select::PlannedTest& test,

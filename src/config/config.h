@@ -62,7 +62,7 @@ struct SourceConfig {
   // collects the source itself, then runs test after test (pytest-xdist's
   // way); nothing is forked.
   bool collecting_workers = false;
-  bool fork_exit_full = true;  // fork-exit = "full" (the default) or "fast"
+  bool fork_exit_full = false;  // fork-exit = "full" or "fast" (the default)
   std::optional<Launcher> launcher;  // launcher = "mpirun"
   std::optional<Network> network;    // network = "isolated"
   std::optional<bool> private_tmpdir;  // tmpdir = "private"

@@ -389,12 +389,16 @@ void ProcessTestRunner::gtest_test_ended(RunningTest& holder, const std::string&
   std::unique_ptr<RunningTest> successor;
   if (ok && others.empty() && follower != worker.queue.end() && !stopping_ && !no_more_starts_ &&
       !worker.ending) {
+    holder.assignment.ran_on = holder.assignment.grant;
     schedule::Assignment assignment{follower->test_index, 1, std::move(holder.assignment.grant)};
     holder.assignment.grant = schedule::Grant{};
     const auto* test = follower->test;
     worker.queue.erase(follower);
     successor = prepare_test(*test, assignment);
-    if (!successor) holder.assignment.grant = std::move(assignment.grant);  // an error was said
+    if (!successor) {  // an error was said
+      holder.assignment.grant = std::move(assignment.grant);
+      holder.assignment.ran_on = schedule::Grant{};
+    }
   }
   if (successor) {
     worker.ran.push_back(holder.test->test->id);

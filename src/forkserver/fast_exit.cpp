@@ -15,9 +15,10 @@
 //   - coverage data written (gcov's __gcov_dump, LLVM's
 //     __llvm_profile_write_file) and LeakSanitizer's check
 //     (__lsan_do_leak_check), where the binary has them;
-// then _exit with main's status. A request with "exit": "full" keeps the
-// ordinary exit (the source's `fork-exit = "full"`, and ranktest's probe of
-// each binary's teardown: see ForkServer).
+// then _exit with main's status. A test whose main returned non-zero exits
+// the ordinary way, as does a request with "exit": "full" (the source's
+// `fork-exit = "full"`, and ranktest's probe of each binary's teardown:
+// see ForkServer).
 #include "forkserver/fast_exit.h"
 
 #include <dlfcn.h>
@@ -153,7 +154,11 @@ void prepare_exit() {
 void begin_test(bool fast_exit) { g_in_test = fast_exit; }
 
 int end_test(int status) {
-  if (!g_in_test || g_too_many) return status;  // the ordinary exit
+  // The ordinary exit: where the fast one cannot account for every
+  // handler, and for a test that did not pass (main's status not 0): its
+  // teardown is checked as the binary alone would check it, and such a
+  // test runs again as a fresh process anyway.
+  if (!g_in_test || g_too_many || status != 0) return status;
   // Handlers registered in the test itself, last first, as exit() runs
   // them; one may register another.
   for (;;) {

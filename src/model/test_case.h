@@ -95,9 +95,9 @@ struct TestSource {
   // Whether its tests run through a fork server.
   bool fork_server = false;
   // gtest fork server: end each forked test with the ordinary exit, the
-  // server's teardown included (fork-exit = "full", the default), or
-  // without it ("fast").
-  bool fork_exit_full = true;
+  // server's teardown included (fork-exit = "full"), or without it
+  // ("fast", the default: a test that does not pass still exits fully).
+  bool fork_exit_full = false;
   // The source's launcher, where it names one; [[override]] entries win.
   std::optional<Launcher> launcher;
   // The source's network and tmpdir, where it names them; [[override]]

@@ -39,6 +39,10 @@ struct Assignment {
   // (RunnerWakeup::returned); the grant goes with the worker and comes back
   // with the last test it ran.
   std::vector<Follower> followers = {};
+  // isolation = "worker", gtest: where the test ran when its grant went on
+  // with its worker to the next test (the grant is released once, with the
+  // worker's last test; this is only said, in its events).
+  Grant ran_on = {};
 };
 
 struct Follower {

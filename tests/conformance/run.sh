@@ -20,14 +20,16 @@
 #   numpy-plain  the same tests' share hash:NUMPY_PLAIN_PARTITION, ranktest
 #                plain (a fresh interpreter per test) vs the same reference
 #   torch-fork   libtorch-test's GoogleTest binaries (ATen, c10), each binary
-#                run in one process vs ranktest's gtest fork server, a forked
-#                process per test, their share hash:TORCH_FORK_PARTITION
-#   torch-worker their share hash:TORCH_WORKER_PARTITION in worker
-#                processes (isolation = "worker": each runs a share of its
-#                binary's tests through GoogleTest's own loop, forked from the
-#                fork server); a test labelled order-dependent is counted
-#                apart, as for numpy
-#   torch-plain  their share hash:TORCH_PLAIN_PARTITION, ranktest plain
+#                run in one process vs ranktest's gtest fork server with
+#                isolation = "test", a forked process per test (fork-exit
+#                as by default), their share hash:TORCH_FORK_PARTITION
+#   torch-worker their share hash:TORCH_WORKER_PARTITION in ranktest's
+#                default configuration: worker processes, each running a
+#                share of its binary's tests through GoogleTest's own loop;
+#                a test labelled order-dependent is counted apart, as for
+#                numpy
+#   torch-plain  their share hash:TORCH_PLAIN_PARTITION, ranktest plain with
+#                isolation = "test" (a fresh process per test)
 #   all          the six, references computed once
 #   fast-path    ranktest's own small suites of what a forked or worker test
 #                used to get wrong (tests/python_fast_path: a conftest that
@@ -75,13 +77,12 @@ NUMPY_PLAIN_PARTITION=${NUMPY_PLAIN_PARTITION:-26/40}
 # every test in workers.
 NUMPY_TEST_PARTITION=${NUMPY_TEST_PARTITION:-1/3}
 TORCH_PLAIN_PARTITION=${TORCH_PLAIN_PARTITION:-1/24}
-# Half of the 1,785 tests forked one per test: each forked test's full exit
-# runs libtorch's static destructors (about 0.35 s a test at -j 2), so all
-# of them took six minutes of the suite's time. TORCH_FORK_PARTITION=1/1
-# runs every test.
+# Half of the 1,785 tests forked one per test (857: a minute here, with the
+# default fast exit; a full exit ran libtorch's static destructors, about
+# 0.35 s a test at -j 2). TORCH_FORK_PARTITION=1/1 runs every test.
 TORCH_FORK_PARTITION=${TORCH_FORK_PARTITION:-1/2}
-# A third of the 1,785 tests: every binary's fork server still starts, and
-# shares of several tests still form (about 1 minute here).
+# A third of the 1,785 tests in the default configuration: every binary
+# still starts, and shares of several tests still form (about 1 minute here).
 TORCH_WORKER_PARTITION=${TORCH_WORKER_PARTITION:-1/3}
 COMPARE="$PYTHON $HERE/compare_outcomes.py"
 
@@ -291,7 +292,7 @@ gtest_toml() {  # DIR MODE [ISOLATION]
       first=0
     done < "$torch_with_tests"
     echo ']'
-    echo "mode = \"$2\""
+    [ -n "$2" ] && echo "mode = \"$2\""
     [ -n "${3:-}" ] && echo "isolation = \"$3\""
   } > "$1/ranktest.toml"
 }
@@ -324,13 +325,14 @@ torch_workload() {  # torch-fork | torch-worker | torch-plain
   rm -rf "$dir" && mkdir -p "$dir"
   if [ "$what" = torch-fork ]; then
     mode=fork-server
+    isolation=test
     [ "$TORCH_FORK_PARTITION" = 1/1 ] || partition=(--partition "hash:$TORCH_FORK_PARTITION")
   elif [ "$what" = torch-worker ]; then
-    mode=fork-server
-    isolation=worker
+    mode=  # the default configuration
     partition=(--partition "hash:$TORCH_WORKER_PARTITION")
   else
     mode=plain
+    isolation=test
     partition=(--partition "hash:$TORCH_PLAIN_PARTITION")
   fi
   gtest_toml "$dir" "$mode" "$isolation"

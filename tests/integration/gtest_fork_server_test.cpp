@@ -1,7 +1,8 @@
-// mode = "fork-server" for gtest binaries: each test a fork of the binary
-// after its static initialisation (libranktest-forkserver.so), ending
-// exactly as when each test is a fresh process; and a binary that started
-// a thread before main is launched plainly, with the reason said.
+// mode = "fork-server" for gtest binaries: with isolation = "test", each
+// test a fork of the binary after its static initialisation
+// (libranktest-forkserver.so), ending, with fork-exit = "full", exactly as
+// when each test is a fresh process; and a binary that started a thread
+// before main is launched plainly, with the reason said.
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -32,8 +33,9 @@ std::map<std::string, std::string> verdicts(const Invocation& run) {
 
 Invocation run_in_mode(const Workdir& dir, const std::string& mode) {
   dir.write("ranktest.toml",
-            "grace-period = \"1s\"\ntimeout = \"3s\"\n"
-            "[[source]]\nmode = \"" + mode + "\"\npaths = [\"" + fixture("outcomes") + "\", \"" +
+            "grace-period = \"1s\"\ntimeout = \"3s\"\nisolation = \"test\"\n"
+            "[[source]]\nmode = \"" + mode + "\"\nfork-exit = \"full\"\npaths = [\"" +
+            fixture("outcomes") + "\", \"" +
             fixture("ranks") + "\", \"" + fixture("params") + "\", \"" + fixture("leaks") +
             "\", \"" + fixture("exit_after_pass") + "\", \"" + fixture("hostile_names") + "\", \"" +
             fixture("teardown_flag") + "\"]\n"
@@ -66,14 +68,16 @@ TEST(GtestForkServer, EveryOutcomeIsTheSameAsWithAFreshProcessPerTest) {
   EXPECT_EQ(servers, 7u);
 }
 
-// fork-exit = "fast" skips the server's teardown once the first test's full
-// exit agreed with gtest: a static destructor that fails only after some
-// tests is then not seen for them (the documented price of "fast"); the
-// default, "full", ends each as a fresh process would, whatever -j.
+// fork-exit = "fast" (the default) skips the server's teardown once the
+// first test's full exit agreed with gtest: a static destructor that fails
+// only after some passing tests is then not seen for them (the documented
+// price of "fast", as the binary alone sees it once, after all its tests);
+// "full" ends each as a fresh process would, whatever -j.
 TEST(GtestForkServer, ATeardownThatFailsAfterSomeTestsIsSeenWhateverTheJobs) {
   for (const char* jobs : {"1", "2"}) {
     Workdir dir;
-    dir.write("ranktest.toml", "[[source]]\nmode = \"fork-server\"\npaths = [\"" +
+    dir.write("ranktest.toml", "isolation = \"test\"\n[[source]]\nmode = \"fork-server\"\n"
+                               "fork-exit = \"full\"\npaths = [\"" +
                                    fixture("teardown_flag") + "\"]\n");
     const auto run = run_ranktest(dir, {"run", "-j", jobs});
     const auto finished = run.finished();

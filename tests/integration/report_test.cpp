@@ -49,7 +49,9 @@ TEST(Report, ARunWhoseRunnerWasKilledLosesNoFinishedTest) {
   Workdir dir;
   const auto journal = dir.path() / ".ranktest" / "runs" / "latest" / "events.jsonl";
   // Two slots: the slow test holds one while the quick ones finish in the
-  // other; the runner is killed once they have.
+  // other (each a process of its own: in a worker they would wait behind
+  // it); the runner is killed once they have.
+  dir.write("ranktest.toml", "isolation = \"test\"\n");
   const auto run = run_ranktest(dir, {"run", fixture("slow"), "-j", "2"}, SIGKILL, [&] {
     return occurrences(read_file(journal), "\"test-finished\"") >= 4;
   });
@@ -121,12 +123,16 @@ TEST(Report, SigkillAtRandomMomentsLosesNoFinishedTest) {
     if (run.exit_code != 128 + SIGKILL) continue;  // it finished first: nothing to rebuild
     const auto run_dir = dir.path() / ".ranktest" / "runs" / "latest";
     if (!std::filesystem::exists(run_dir / "events.jsonl")) continue;  // killed before starting
-    // The finished tests as the journal has them (a torn last line is no event).
+    // The finished tests as the journal has them (a torn last line is no
+    // event; an attempt that runs again, a worker's failure run alone, is
+    // no verdict).
     std::istringstream journal(read_file(run_dir / "events.jsonl"));
     std::size_t finished = 0;
     for (std::string line; std::getline(journal, line);) {
       const auto event = nlohmann::json::parse(line, nullptr, false);
-      if (!event.is_discarded() && event["event"] == "test-finished") ++finished;
+      if (!event.is_discarded() && event["event"] == "test-finished" &&
+          !event.value("retrying", false))
+        ++finished;
     }
     const auto rebuilt = report(dir, run_dir);
     ++checked;

@@ -65,6 +65,9 @@ const std::vector<std::string> kSlowRun = {"run", "-j", "2", fixture("slow")};
 
 TEST(Terminal, LiveStatusLineShowsTheRunningTestAndAnEta) {
   Workdir dir;
+  // A process per test: the quick tests end in one slot while the slow one
+  // runs in the other (in a worker they would wait behind it).
+  dir.write("ranktest.toml", "isolation = \"test\"\n");
   // The first run gives the durations the second run's ETA comes from.
   ASSERT_EQ(run_on_terminal(dir, kSlowRun, {{"TERM", "xterm"}, {"NO_COLOR", std::nullopt}})
                 .exit_code, 0);

@@ -74,6 +74,10 @@ class GtestFramework final : public FrameworkKind {
   }
 
   WorkerStyle worker_style(const TestSource&) const override { return WorkerStyle::own_loop; }
+  // One rule for every framework (docs/configuration.md, isolation): a
+  // binary's tests run as the binary alone runs them, through GoogleTest's
+  // own loop, unless they need a process of their own.
+  bool worker_isolation_by_default() const override { return true; }
 
   // --gtest_output=xml: the suite, and the test.
   JunitName junit_name(const std::string& name, const std::string& source) const override {

@@ -101,6 +101,23 @@ std::string printed_location(const GtestStreamedTest::Part& part) {
   return part.line < 0 ? file + ":" : file + ":" + std::to_string(part.line) + ":";
 }
 
+// A string as GoogleTest's JSON report writes it: every byte above 0x7F
+// its own code point (U+0080..U+00FF), so a name or message that is not
+// UTF-8 survives, and the reader undoes it as it does gtest's.
+std::string as_gtest_writes(std::string_view bytes) {
+  std::string text;
+  text.reserve(bytes.size());
+  for (const unsigned char c : bytes) {
+    if (c < 0x80) {
+      text += static_cast<char>(c);
+    } else {
+      text += static_cast<char>(0xC0 | (c >> 6));
+      text += static_cast<char>(0x80 | (c & 0x3F));
+    }
+  }
+  return text;
+}
+
 // gtest's own form in its JSON report: "file:line\nmessage".
 nlohmann::json failures_of(const std::vector<GtestStreamedTest::Part>& parts) {
   auto failures = nlohmann::json::array();
@@ -109,7 +126,7 @@ nlohmann::json failures_of(const std::vector<GtestStreamedTest::Part>& parts) {
     const std::string where =
         part.file.empty() ? "unknown file"
                           : part.line > 0 ? part.file + ":" + std::to_string(part.line) : part.file;
-    failures.push_back({{"failure", where + "\n" + part.message}, {"type", ""}});
+    failures.push_back({{"failure", as_gtest_writes(where + "\n" + part.message)}, {"type", ""}});
   }
   return failures;
 }
@@ -151,7 +168,7 @@ std::string gtest_report_for(const GtestStreamedTest& test, bool skipped,
                              const std::vector<GtestStreamedTest::Part>& environment) {
   using Kind = GtestStreamedTest::Part::Kind;
   const std::string& suite = test.suite;
-  nlohmann::json entry{{"name", test.test},
+  nlohmann::json entry{{"name", as_gtest_writes(test.test)},
                        {"status", "RUN"},
                        {"result", skipped ? "SKIPPED" : "COMPLETED"},
                        {"time", std::to_string(test.elapsed_ms / 1000.0) + "s"}};
@@ -160,11 +177,11 @@ std::string gtest_report_for(const GtestStreamedTest& test, bool skipped,
     for (const auto& part : test.parts)
       if (part.kind == Kind::skip || (part.kind == Kind::failure && message.empty()))
         message = part.message;
-    entry["skipped"] = {{"message", message}};
+    entry["skipped"] = {{"message", as_gtest_writes(message)}};
   } else if (auto failures = failures_of(test.parts); !failures.empty()) {
     entry["failures"] = std::move(failures);
   }
-  auto suites = nlohmann::json::array({{{"name", suite}, {"testsuite", {entry}}}});
+  auto suites = nlohmann::json::array({{{"name", as_gtest_writes(suite)}, {"testsuite", {entry}}}});
   if (auto failures = failures_of(environment); !failures.empty())
     suites.push_back({{"name", "NonTestSuiteFailure"},
                       {"testsuite", {{{"name", ""},
@@ -173,7 +190,8 @@ std::string gtest_report_for(const GtestStreamedTest& test, bool skipped,
                                       {"failures", std::move(failures)}}}}});
   nlohmann::json report{{"testsuites", std::move(suites)}};
   // Names and messages are bytes; the report is read as gtest's is.
-  return report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  // ASCII, as gtest's own: the reader then undoes the byte escapes.
+  return report.dump(-1, ' ', true);
 }
 
 std::string gtest_run_line(const std::string& name) { return "[ RUN      ] " + name + "\n"; }
