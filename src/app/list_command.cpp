@@ -17,6 +17,24 @@
 namespace ranktest::app {
 namespace {
 
+// How the test's process comes to be: "fork-server", "plain" or
+// "collecting-workers" (its source's mode, named or chosen by its start-up).
+std::string_view mode_of(const TestSource& source) {
+  return source.fork_server          ? "fork-server"
+         : source.collecting_workers ? "collecting-workers"
+                                     : "plain";
+}
+
+// Whether it runs in a worker by its settings (a failure's fresh attempt
+// aside): select::may_run_in_worker's rule.
+bool in_worker(const TestCase& test, const select::ResolvedSettings& settings) {
+  return settings.worker_isolation && settings.ranks == 1 && !settings.ranked &&
+         !settings.audit_children && settings.network == Network::host &&
+         settings.launcher == Launcher::local &&
+         frameworks::framework_of(test.source->kind).worker_style(*test.source) !=
+             frameworks::WorkerStyle::none;
+}
+
 nlohmann::ordered_json test_json(const TestCase& test,
                                  const select::ResolvedSettings& settings) {
   const auto utf8 = [](const std::string& s) { return text::repair_utf8(s); };
@@ -37,7 +55,11 @@ nlohmann::ordered_json test_json(const TestCase& test,
       {"devices", settings.devices},
       {"exclusive", settings.exclusive},
       {"labels", settings.labels},
-      {"network", std::string(config::network_name(settings.network))}};
+      {"network", std::string(config::network_name(settings.network))},
+      {"isolation", in_worker(test, settings) ? "worker" : "test"},
+      {"mode", std::string(mode_of(*test.source))},
+      {"start_up_ms", test.source->start_up ? nlohmann::ordered_json(test.source->start_up->count())
+                                            : nlohmann::ordered_json(nullptr)}};
   if (test.location)
     json["location"] = {{"file", utf8(test.location->file)},
                         {"line", test.location->line}};

@@ -62,6 +62,7 @@ struct SourceConfig {
   // collects the source itself, then runs test after test (pytest-xdist's
   // way); nothing is forked.
   bool collecting_workers = false;
+  bool mode_given = false;  // `mode` is set: not chosen by ranktest
   bool fork_exit_full = false;  // fork-exit = "full" or "fast" (the default)
   std::optional<Launcher> launcher;  // launcher = "mpirun"
   std::optional<Network> network;    // network = "isolated"

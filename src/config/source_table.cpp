@@ -62,6 +62,7 @@ std::optional<Error> read_source(const toml::table& table,
                              "collects the suite itself); use \"plain\" or \"fork-server\"");
     source.fork_server = *mode == "fork-server";
     source.collecting_workers = *mode == "collecting-workers";
+    source.mode_given = true;
   }
   if (const auto* node = table.get("isolation")) {
     const auto worker = reader.worker_isolation(*node);

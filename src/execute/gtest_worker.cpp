@@ -405,6 +405,9 @@ void ProcessTestRunner::gtest_test_ended(RunningTest& holder, const std::string&
     successor->ran_in_worker = worker.ran.size();
     successor->gtest = holder.gtest;
     successor->group = gtest_worker_ranks(*successor);
+    // The teardown's probe is the process's exit, whoever's test it ends.
+    successor->ranks.front().exit_probe_of = std::move(slot.exit_probe_of);
+    slot.exit_probe_of.clear();
     successor->forked = holder.forked;
     successor->spawned = 1;
     successor->started = now;
@@ -447,6 +450,14 @@ void ProcessTestRunner::gtest_worker_exited(RunningTest& holder) {
   const bool by_itself =
       exit && !exit->signaled && !holder.timed_out && !holder.interrupted && !worker.ending;
   hand_back_followers(holder, by_itself);
+  // Ended at the gate (a failure, a leftover, the run stopping), it took no
+  // teardown: no probe of one; the next worker probes.
+  auto& probe = holder.ranks.front().exit_probe_of;
+  if (worker.ending && !probe.empty()) {
+    if (const auto server = fork_servers_.find(probe); server != fork_servers_.end())
+      server->second->set_exit_probe(ExitProbe::untried);
+    probe.clear();
+  }
 }
 
 void ProcessTestRunner::hand_back_followers(RunningTest& running, bool alone) {

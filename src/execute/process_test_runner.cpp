@@ -309,17 +309,17 @@ bool ProcessTestRunner::spawn_from(RunningTest& running) {
       running.fork_key = ForkServer::key(*test.test->source);
       // One request at a time per server: the next waits its turn.
       if (server->busy()) return true;
-      // The first forked test of a binary probes its teardown (fork_server.h).
-      // A gtest worker exits fully once, after its share: never a probe.
-      running.fork_probe = adapter.has_fast_exit() && !running.gtest &&
-                           server->exit_probe() == ExitProbe::untried;
+      // The first forked test of a binary probes its teardown (fork_server.h);
+      // a gtest worker's probe is its process's exit after its share (the
+      // probe goes from test to test with the process: gtest_worker.cpp).
+      running.fork_probe = adapter.has_fast_exit() && server->exit_probe() == ExitProbe::untried;
       if (running.fork_probe) server->set_exit_probe(ExitProbe::probing);
       ForkRequest fork{test.test, request.argv, request.environment,
                        running.gtest ? running.gtest->log : slot.log_path,
                        test.test->source->working_directory, request.process_group,
                        running.cgroup ? running.cgroup->procs_files()
                                       : std::vector<std::filesystem::path>{},
-                       running.gtest || server->exit_probe() != ExitProbe::fast,
+                       server->exit_probe() != ExitProbe::fast,
                        running.network ? running.network->net_path() : std::string(),
                        running.network ? running.network->user_path() : std::string(),
                        {},

@@ -108,6 +108,10 @@ struct TestSource {
   // pytest, mode = "collecting-workers": a worker is a fresh pytest that
   // collected the source itself (config::SourceConfig).
   bool collecting_workers = false;
+  // gtest: how long listing the binary took (its start-up: exec, dynamic
+  // linking, static initialisation), which chose its mode where its source
+  // names none; unknown: nullopt.
+  std::optional<std::chrono::milliseconds> start_up;
   // Its [[source]] table's place (file:line:column) where the sources of
   // one table are several (a pytest source's files): tells two tables that
   // collect the same test from one table that lists it twice.

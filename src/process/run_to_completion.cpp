@@ -21,6 +21,7 @@ std::vector<Expected<Completion>> run_all_to_completion(
     std::size_t index;
     ChildProcess child;
     Clock::time_point deadline;
+    Clock::time_point started;
     bool timed_out = false;
   };
   std::vector<Expected<Completion>> results(requests.size(), Error{"not run"});
@@ -32,7 +33,9 @@ std::vector<Expected<Completion>> run_all_to_completion(
     while (!interrupted_by && next < requests.size() && running.size() < jobs) {
       auto child = ChildProcess::spawn(requests[next]);
       if (!child) results[next] = child.error();
-      else running.push_back(Running{next, std::move(*child), Clock::now() + timeouts.at(next)});
+      else
+        running.push_back(Running{next, std::move(*child), Clock::now() + timeouts.at(next),
+                                  Clock::now()});
       ++next;
     }
     // Each child's group is killed while it is still a zombie, so nothing
@@ -50,6 +53,8 @@ std::vector<Expected<Completion>> run_all_to_completion(
       }
       Completion completion;
       completion.exit = *it->child.exit();
+      completion.elapsed =
+          std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - it->started);
       completion.timed_out = it->timed_out;
       completion.interrupted_by = interrupted_by;
       results[it->index] = completion;

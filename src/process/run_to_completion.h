@@ -13,6 +13,7 @@ namespace ranktest::process {
 
 struct Completion {
   ProcessExit exit;
+  std::chrono::milliseconds elapsed{0};  // from its start to its end
   bool timed_out = false;               // killed by us at the deadline
   std::optional<int> interrupted_by;    // SIGINT/SIGTERM/SIGHUP to the runner
 };

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -47,6 +48,8 @@ namespace {
 // What a listing run left: how the binary ended and what it wrote.
 struct ListingOutput {
   process::Completion completion;
+  // How long the listing took (its run's, or the cached run's), where known.
+  std::optional<std::chrono::milliseconds> took;
   std::optional<std::string> json;  // gtest's JSON listing, when it wrote one
   std::string out, err;
 };
@@ -79,7 +82,7 @@ Expected<DiscoveredBinary> interpret_listing(const GtestBinary& binary,
 
   // Prefer the JSON listing: it carries file:line and is immune to whatever
   // else the binary prints on stdout. Older gtest writes none.
-  const auto sink = gtest_test_sink(binary, discovered.tests);
+  const auto sink = gtest_test_sink(binary, discovered.tests, listing.took);
   Expected<Done> listed = Error{"no listing"};
   bool complete = false;
   if (listing.json) {
@@ -124,7 +127,7 @@ std::string cache_key(const GtestBinary& binary) {
   struct stat file {};
   if (::stat(binary.executable.c_str(), &file) != 0) return {};
   // Fields apart by NUL bytes, which no path, argument or variable holds.
-  std::string key = "ranktest-listing-1";
+  std::string key = "ranktest-listing-2";
   const auto add = [&](std::string_view field) {
     key += '\0';
     key += field;
@@ -155,8 +158,8 @@ std::filesystem::path cache_file(const std::filesystem::path& folder, const std:
   return folder / fmt::format("{:016x}.listing", hash);
 }
 
-// The cached listing of a key: its key line, then "json\n" or "text\n"
-// and the bytes gtest wrote.
+// The cached listing of a key: its key line, how long the listing took
+// ("ms N"), then "json\n" or "text\n" and the bytes gtest wrote.
 std::optional<ListingOutput> read_cached(const std::filesystem::path& file,
                                          const std::string& key) {
   const auto text = text::read_file(file);
@@ -168,10 +171,20 @@ std::optional<ListingOutput> read_cached(const std::filesystem::path& file,
   if (text.size() < hex_key.size() + 6 || text.compare(0, hex_key.size(), hex_key) != 0 ||
       text[hex_key.size()] != '\n')
     return std::nullopt;
-  const auto kind = text.substr(hex_key.size() + 1, 5);
   ListingOutput listing;
-  if (kind == "json\n") listing.json = text.substr(hex_key.size() + 6);
-  else if (kind == "text\n") listing.out = text.substr(hex_key.size() + 6);
+  auto at = hex_key.size() + 1;
+  if (text.compare(at, 3, "ms ") == 0) {
+    const auto end = text.find('\n', at);
+    if (end == std::string::npos) return std::nullopt;
+    long long ms = 0;
+    const auto [rest, error] = std::from_chars(text.data() + at + 3, text.data() + end, ms);
+    if (error != std::errc() || rest != text.data() + end) return std::nullopt;
+    listing.took = std::chrono::milliseconds(ms);
+    at = end + 1;
+  }
+  const auto kind = text.substr(at, 5);
+  if (kind == "json\n") listing.json = text.substr(at + 5);
+  else if (kind == "text\n") listing.out = text.substr(at + 5);
   else return std::nullopt;
   return listing;
 }
@@ -185,7 +198,9 @@ void write_cached(const std::filesystem::path& file, const std::string& key,
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     for (const unsigned char c : key) out << fmt::format("{:02x}", c);
-    out << '\n' << (listing.json ? "json\n" : "text\n") << (listing.json ? *listing.json : listing.out);
+    out << '\n';
+    if (listing.took) out << "ms " << listing.took->count() << '\n';
+    out << (listing.json ? "json\n" : "text\n") << (listing.json ? *listing.json : listing.out);
     if (!out) {
       std::filesystem::remove(temporary, error);
       return;
@@ -256,6 +271,7 @@ Expected<std::vector<DiscoveredBinary>> discover_gtest_binaries(
     }
     ListingOutput listing;
     listing.completion = *runs[r];
+    listing.took = runs[r]->elapsed;
     const auto json_path = scratches[r].path() / "listing.json";
     if (std::filesystem::exists(json_path)) listing.json = text::read_file(json_path);
     listing.out = text::read_file(scratches[r].path() / "stdout");
@@ -285,7 +301,8 @@ Expected<DiscoveredBinary> discover_gtest_binary(const GtestBinary& binary,
   return std::move(all->front());
 }
 
-ListingSink gtest_test_sink(const GtestBinary& binary, std::vector<TestCase>& into) {
+ListingSink gtest_test_sink(const GtestBinary& binary, std::vector<TestCase>& into,
+                            std::optional<std::chrono::milliseconds> start_up) {
   auto source = std::make_shared<TestSource>();
   source->kind = SuiteKind::gtest;
   source->label = binary.label;
@@ -293,6 +310,9 @@ ListingSink gtest_test_sink(const GtestBinary& binary, std::vector<TestCase>& in
   source->extra_args = binary.args;
   source->working_directory = binary.working_directory;
   copy_source_settings(binary, *source);
+  // Its mode, where its source names none: by what starting it costs.
+  source->start_up = start_up;
+  if (!binary.mode_given) source->fork_server = start_up && *start_up >= kForkServerStartUp;
   // The binary as built: its size and modification time.
   if (struct stat info{}; ::stat(binary.executable.c_str(), &info) == 0)
     source->outcome_stamp = fmt::format("{} {}.{}", info.st_size, info.st_mtim.tv_sec,
@@ -341,6 +361,7 @@ Expected<std::vector<GtestBinary>> resolve_gtest_binaries(
       binary.executable = std::filesystem::absolute(file).lexically_normal();
       binary.shown_path = file;
       binary.allow_empty = source.allow_empty;
+      binary.mode_given = source.mode_given;
       binary.in_a_file = source.place.in_a_file();
       binary.args = source.args;
       copy_source_settings(source, binary);

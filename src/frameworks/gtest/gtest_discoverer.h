@@ -31,6 +31,7 @@ struct GtestBinary {
   std::optional<bool> private_tmpdir;
   std::optional<bool> worker_isolation;
   bool fork_server = false;  // mode = "fork-server"
+  bool mode_given = false;   // its source names a mode; else it is chosen by the start-up
   bool collecting_workers = false;  // never for gtest (the config refuses it)
   bool fork_exit_full = false;  // fork-exit = "full"
   // How long listing it may take (list-timeout): a hung listing is killed
@@ -74,9 +75,19 @@ Expected<std::vector<DiscoveredBinary>> discover_gtest_binaries(
     const std::vector<GtestBinary>& binaries, process::SignalWatch& signals,
     const ListingOptions& options);
 
+// A binary whose start (exec, dynamic linking, static initialisation: its
+// listing's time) takes this long or more forks its tests from a server
+// where its source names no mode: starting it costs more than about ten
+// forks. libtorch's test binaries list in 0.6 s, a plain gtest binary in
+// about 10 ms (docs/configuration.md, mode).
+inline constexpr std::chrono::milliseconds kForkServerStartUp{100};
+
 // Where a listing reader puts the tests of `binary`: appended to `into` as
 // they are read, sharing one TestSource. `into` must outlive the sink.
-ListingSink gtest_test_sink(const GtestBinary& binary, std::vector<TestCase>& into);
+// `start_up`: how long its listing took, where known (the mode is chosen
+// by it unless the source names one).
+ListingSink gtest_test_sink(const GtestBinary& binary, std::vector<TestCase>& into,
+                            std::optional<std::chrono::milliseconds> start_up = std::nullopt);
 
 // Every binary of every source, labelled by file name (by path relative to
 // the root where two share a name).
