@@ -5,6 +5,7 @@
 // before main is launched plainly, with the reason said.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <regex>
 
 #include "harness.h"
@@ -94,6 +95,36 @@ TEST(GtestForkServer, ATeardownThatFailsAfterSomeTestsIsSeenWhateverTheJobs) {
           << jobs << " " << clean << run.out;
     EXPECT_EQ(run.exit_code, 1);
   }
+}
+
+// With no mode configured, a binary's is chosen by its start-up (its
+// listing's time): one that starts in 250 ms is forked from a server, one
+// that starts at once is started fresh; ranktest list says which, and a
+// mode the source names wins.
+TEST(GtestForkServer, TheModeIsChosenByTheBinarysStartUp) {
+  Workdir dir;
+  const auto modes = [&] {
+    std::map<std::string, std::string> seen;
+    const auto listed = nlohmann::json::parse(run_ranktest(dir, {"list", "--format", "json"}).out);
+    for (const auto& test : listed["tests"])
+      seen[test["source"].get<std::string>()] =
+          test["mode"].get<std::string>() + " " + test["isolation"].get<std::string>();
+    return seen;
+  };
+  dir.write("ranktest.toml", "[[source]]\npaths = [\"" + fixture("slow_start") + "\", \"" +
+                                 fixture("params") + "\"]\n");
+  auto seen = modes();
+  EXPECT_EQ(seen["fixture_slow_start"], "fork-server worker");
+  EXPECT_EQ(seen["fixture_params"], "plain worker");
+  // Listed again from the cache: the same choice.
+  EXPECT_EQ(modes(), seen);
+  const auto run = run_ranktest(dir, {"run"});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  for (const auto& [id, event] : run.finished())
+    EXPECT_EQ(event["forked"], id.starts_with("fixture_slow_start::")) << id;
+  dir.write("ranktest.toml", "[[source]]\nmode = \"plain\"\npaths = [\"" + fixture("slow_start") +
+                                 "\"]\n");
+  EXPECT_EQ(modes()["fixture_slow_start"], "plain worker");
 }
 
 TEST(GtestForkServer, AThreadStartedBeforeMainMeansAFreshProcessPerTest) {

@@ -76,6 +76,19 @@ TEST(ZeroConfig, AnEmptyProjectSaysWhatToWriteWithoutAConfigFile) {
   EXPECT_EQ(run.err.find("in this [[source]]"), std::string::npos) << run.err;
 }
 
+// One rule for every framework: a test binary's tests, with no
+// configuration, run in workers, shares of the binary through
+// GoogleTest's own loop, each with its own outcome.
+TEST(ZeroConfig, ATestBinarysTestsRunInWorkers) {
+  Workdir dir;
+  const auto run = run_ranktest(dir, {"run", "-j", "1", fixture("params")});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("in worker processes"), std::string::npos) << run.out;
+  std::size_t after_others = 0;
+  for (const auto& [id, event] : run.finished()) after_others += event["ran_before"].get<int>() > 0;
+  EXPECT_EQ(after_others, run.finished().size() - 1) << "one worker ran them all" << run.out;
+}
+
 TEST(ZeroConfig, NothingToRunSaysWhatWasLookedForAndExitsTwo) {
   Workdir dir;
   dir.write("README", "no tests here\n");
