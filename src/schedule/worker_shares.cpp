@@ -37,12 +37,15 @@ std::vector<Follower> take_followers(const ShareInputs& inputs, std::size_t lead
   const auto& plan = *inputs.plan;
   std::vector<Follower> followers;
   const auto& first = plan[lead];
-  std::size_t eligible = 0;
-  for (const auto index : pending)
-    if (index != lead && plan[index].test->source == first.test->source) ++eligible;
   // No share larger than its part of what is left of the binary, so the
-  // run's last minutes are not one worker's while other slots idle.
+  // run's last minutes are not one worker's while other slots idle. What
+  // is left is counted only as far as it bounds the share: a suite of a
+  // million tests is not counted whole at every share.
   const auto slots = static_cast<std::size_t>(std::max(1, inputs.total_slots));
+  const std::size_t enough = slots == 1 ? kMostFollowers : kMostFollowers * 2 * slots;
+  std::size_t eligible = 0;
+  for (auto it = pending.begin(); it != pending.end() && eligible < enough; ++it)
+    if (*it != lead && plan[*it].test->source == first.test->source) ++eligible;
   const std::size_t cap =
       std::min<std::size_t>(kMostFollowers, slots == 1 ? eligible : eligible / (2 * slots));
   auto budget = kShareOfWork - expected_time(inputs, lead);

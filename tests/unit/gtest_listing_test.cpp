@@ -1,6 +1,10 @@
 #include "frameworks/gtest/gtest_listing.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 namespace ranktest::discover {
 namespace {
@@ -101,6 +105,35 @@ TEST(ListingText, SaysHowManyToExpect) {
                                             [&](ListedTest&&) { ++taken; }}));
   EXPECT_EQ(expected, 3u);
   EXPECT_EQ(taken, 3u);
+}
+
+// A listing file (a cached one follows its key) is read from where the
+// listing starts, as it streams by: gtest's escaped bytes become the name's
+// bytes; a listing with raw bytes beyond ASCII is repaired as from memory.
+TEST(ListingJson, ReadsAFileFromWhereTheListingStarts) {
+  const auto file = std::filesystem::temp_directory_path() /
+                    ("ranktest-listing-test-" + std::to_string(::getpid()) + ".json");
+  const auto names_in = [&](const std::string& header, const std::string& json) {
+    std::ofstream(file, std::ios::binary) << header << json;
+    std::vector<std::string> names;
+    const auto read = read_listing_json_file(
+        file, static_cast<std::streamoff>(header.size()),
+        ListingSink{{}, [&](ListedTest&& test) { names.push_back(test.full_name()); }});
+    std::filesystem::remove(file);
+    if (!read) return std::vector<std::string>{"error: " + read.error().message};
+    return names;
+  };
+  const std::string escaped = R"({"testsuites": [{"name": "S", "testsuite": [{"name": "Caf\u00C3\u00A9"}]}]})";
+  EXPECT_EQ(names_in("key\njson\n", escaped), std::vector<std::string>{"S.Caf\xC3\xA9"});
+  EXPECT_EQ(names_in("", "{\"testsuites\": [{\"name\": \"S\", \"testsuite\": [{\"name\": \"Caf\xC3\xA9\"}]}]}"),
+            std::vector<std::string>{"S.Caf\xC3\xA9"});
+  // What comes before the listing says nothing of how it is written.
+  EXPECT_EQ(names_in("\xFF\n", escaped), std::vector<std::string>{"S.Caf\xC3\xA9"});
+  EXPECT_EQ(names_in("k\n", "{\"tests\": 1"),
+            std::vector<std::string>{"error: the JSON listing is not a JSON object"});
+  const auto missing = read_listing_json_file(file, 0, ListingSink{{}, [](ListedTest&&) {}});
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find(file.string()), std::string::npos);
 }
 
 TEST(ListingJson, RejectsOtherJson) {

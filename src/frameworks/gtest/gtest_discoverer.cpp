@@ -8,6 +8,7 @@
 
 #include <charconv>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 
@@ -50,7 +51,13 @@ struct ListingOutput {
   process::Completion completion;
   // How long the listing took (its run's, or the cached run's), where known.
   std::optional<std::chrono::milliseconds> took;
-  std::optional<std::string> json;  // gtest's JSON listing, when it wrote one
+  // gtest's JSON listing, when it wrote one: the file and where in it it
+  // starts (a cached listing follows its key). It is read as it streams by.
+  struct JsonFile {
+    std::filesystem::path path;
+    std::streamoff from = 0;
+  };
+  std::optional<JsonFile> json;
   std::string out, err;
 };
 
@@ -86,7 +93,7 @@ Expected<DiscoveredBinary> interpret_listing(const GtestBinary& binary,
   Expected<Done> listed = Error{"no listing"};
   bool complete = false;
   if (listing.json) {
-    listed = read_listing_json(*listing.json, sink);
+    listed = read_listing_json_file(listing.json->path, listing.json->from, sink);
     complete = listed.has_value();
   }
   if (!complete) {
@@ -162,30 +169,27 @@ std::filesystem::path cache_file(const std::filesystem::path& folder, const std:
 // ("ms N"), then "json\n" or "text\n" and the bytes gtest wrote.
 std::optional<ListingOutput> read_cached(const std::filesystem::path& file,
                                          const std::string& key) {
-  const auto text = text::read_file(file);
-  const auto hex_key = [&] {
-    std::string hex;
-    for (const unsigned char c : key) hex += fmt::format("{:02x}", c);
-    return hex;
-  }();
-  if (text.size() < hex_key.size() + 6 || text.compare(0, hex_key.size(), hex_key) != 0 ||
-      text[hex_key.size()] != '\n')
-    return std::nullopt;
+  std::ifstream in(file, std::ios::binary);
+  std::string line;
+  if (!std::getline(in, line)) return std::nullopt;
+  std::string hex_key;
+  for (const unsigned char c : key) hex_key += fmt::format("{:02x}", c);
+  if (line != hex_key || !std::getline(in, line)) return std::nullopt;
   ListingOutput listing;
-  auto at = hex_key.size() + 1;
-  if (text.compare(at, 3, "ms ") == 0) {
-    const auto end = text.find('\n', at);
-    if (end == std::string::npos) return std::nullopt;
+  if (line.starts_with("ms ")) {
     long long ms = 0;
-    const auto [rest, error] = std::from_chars(text.data() + at + 3, text.data() + end, ms);
-    if (error != std::errc() || rest != text.data() + end) return std::nullopt;
+    const auto [rest, error] = std::from_chars(line.data() + 3, line.data() + line.size(), ms);
+    if (error != std::errc() || rest != line.data() + line.size()) return std::nullopt;
     listing.took = std::chrono::milliseconds(ms);
-    at = end + 1;
+    if (!std::getline(in, line)) return std::nullopt;
   }
-  const auto kind = text.substr(at, 5);
-  if (kind == "json\n") listing.json = text.substr(at + 5);
-  else if (kind == "text\n") listing.out = text.substr(at + 5);
-  else return std::nullopt;
+  if (line == "json") {
+    listing.json = ListingOutput::JsonFile{file, in.tellg()};
+  } else if (line == "text") {
+    listing.out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } else {
+    return std::nullopt;
+  }
   return listing;
 }
 
@@ -200,7 +204,14 @@ void write_cached(const std::filesystem::path& file, const std::string& key,
     for (const unsigned char c : key) out << fmt::format("{:02x}", c);
     out << '\n';
     if (listing.took) out << "ms " << listing.took->count() << '\n';
-    out << (listing.json ? "json\n" : "text\n") << (listing.json ? *listing.json : listing.out);
+    out << (listing.json ? "json\n" : "text\n");
+    if (listing.json) {
+      std::ifstream json(listing.json->path, std::ios::binary);
+      if (json.seekg(listing.json->from)) out << json.rdbuf();
+      else out.setstate(std::ios::failbit);
+    } else {
+      out << listing.out;
+    }
     if (!out) {
       std::filesystem::remove(temporary, error);
       return;
@@ -273,7 +284,7 @@ Expected<std::vector<DiscoveredBinary>> discover_gtest_binaries(
     listing.completion = *runs[r];
     listing.took = runs[r]->elapsed;
     const auto json_path = scratches[r].path() / "listing.json";
-    if (std::filesystem::exists(json_path)) listing.json = text::read_file(json_path);
+    if (std::filesystem::exists(json_path)) listing.json = ListingOutput::JsonFile{json_path, 0};
     listing.out = text::read_file(scratches[r].path() / "stdout");
     listing.err = text::read_file(scratches[r].path() / "stderr");
     auto discovered = interpret_listing(binary, listing);

@@ -6,6 +6,10 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <vector>
 
@@ -95,11 +99,13 @@ Expected<Done> read_listing_text(std::string_view text, const ListingSink& sink)
 }
 
 
-Expected<Done> read_listing_json(std::string_view json, const ListingSink& sink) {
-  // A pure-ASCII listing is gtest's byte-escaped JSON: names are its bytes.
-  const bool escaped = std::all_of(json.begin(), json.end(), [](char c) {
-    return static_cast<unsigned char>(c) < 0x80;
-  });
+namespace {
+
+// Reads a JSON listing through `parse` (nlohmann's parse of the input, with
+// the callback given). `escaped`: the listing is pure ASCII, gtest's
+// byte-escaped JSON, whose names are its bytes.
+template <class Parse>
+Expected<Done> read_json_listing(Parse parse, bool escaped, const ListingSink& sink) {
   const auto bytes = [&](std::string text) {
     return escaped ? framework::undo_gtest_byte_escapes(text) : text;
   };
@@ -172,14 +178,60 @@ Expected<Done> read_listing_json(std::string_view json, const ListingSink& sink)
         return true;
     }
   };
-  // ASCII is valid UTF-8: only other listings need a repaired copy.
-  const auto document = escaped ? Json::parse(json.begin(), json.end(), take, false)
-                                : Json::parse(text::repair_utf8(json), take, false);
+  const Json document = parse(take);
   if (problem) return Error{*problem};
   if (document.is_discarded() || !document.is_object())
     return Error{"the JSON listing is not a JSON object"};
   if (!saw_suites) return Error{"the JSON listing has no \"testsuites\" array"};
   return Done{};
+}
+
+bool is_ascii(std::string_view text) {
+  return std::all_of(text.begin(), text.end(),
+                     [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+}
+
+}  // namespace
+
+Expected<Done> read_listing_json(std::string_view json, const ListingSink& sink) {
+  using Json = nlohmann::json;
+  const bool escaped = is_ascii(json);
+  return read_json_listing(
+      [&](const Json::parser_callback_t& take) {
+        // ASCII is valid UTF-8: only other listings need a repaired copy.
+        return escaped ? Json::parse(json.begin(), json.end(), take, false)
+                       : Json::parse(text::repair_utf8(json), take, false);
+      },
+      escaped, sink);
+}
+
+Expected<Done> read_listing_json_file(const std::filesystem::path& file, std::streamoff from,
+                                      const ListingSink& sink) {
+  using Json = nlohmann::json;
+  std::ifstream in(file, std::ios::binary);
+  const auto unreadable = [&] {
+    return Error{fmt::format("the JSON listing {} cannot be read: {}", file.string(),
+                             std::strerror(errno))};
+  };
+  if (!in || !in.seekg(from)) return unreadable();
+  // gtest escapes every byte it writes beyond ASCII: such a listing is
+  // read as it streams by. Any other is read whole, to repair its UTF-8.
+  std::string chunk(1 << 16, '\0');
+  bool escaped = true;
+  while (escaped && in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    escaped = is_ascii(std::string_view(chunk.data(), static_cast<std::size_t>(in.gcount())));
+  }
+  if (in.bad()) return unreadable();
+  in.clear();
+  if (!in.seekg(from)) return unreadable();
+  if (!escaped) {
+    const std::string whole{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    return read_listing_json(whole, sink);
+  }
+  return read_json_listing(
+      [&](const Json::parser_callback_t& take) { return Json::parse(in, take, false); }, true,
+      sink);
 }
 
 namespace {

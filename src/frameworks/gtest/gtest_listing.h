@@ -1,7 +1,9 @@
 // Reading what a GoogleTest binary says about its tests.
 #pragma once
 
+#include <filesystem>
 #include <functional>
+#include <ios>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,6 +47,11 @@ Expected<Done> read_listing_text(std::string_view text, const ListingSink& sink)
 // Parses the JSON file that `--gtest_list_tests --gtest_output=json:FILE`
 // writes (gtest 1.10 and later), which also gives each test's file:line.
 Expected<Done> read_listing_json(std::string_view json, const ListingSink& sink);
+// The same, from a file, from byte `from` on: a listing of 100,000 tests
+// is read as it streams by, never held whole (unless it is not gtest's
+// byte-escaped ASCII and must be repaired).
+Expected<Done> read_listing_json_file(const std::filesystem::path& file, std::streamoff from,
+                                      const ListingSink& sink);
 
 // The same, collected.
 Expected<std::vector<ListedTest>> parse_listing_text(std::string_view text);
