@@ -138,6 +138,18 @@ int main(int argc, char** argv) {
                   "when nothing matches: fail (exit 5), warn or pass")
       ->check(CLI::IsMember({"fail", "warn", "pass"}));
 
+  bool last_failed = false, failed_first = false;
+  std::string last_failed_none = "all";
+  run->add_flag("--lf,--last-failed", last_failed,
+                "run only the tests whose last verdict in the history did not pass (all of "
+                "the selection when there is none)");
+  run->add_flag("--ff,--failed-first", failed_first,
+                "run the tests whose last verdict did not pass first, then the rest");
+  run->add_option("--lfnf,--last-failed-no-failures", last_failed_none,
+                  "with --last-failed and no such test: all (default) runs the selection, "
+                  "none runs nothing")
+      ->check(CLI::IsMember({"all", "none"}));
+
   auto* list = app.add_subcommand("list", "list the tests without running them");
   add_selection_options(*list, cli);
   std::string list_format = "text";
@@ -190,6 +202,10 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
     if (!history_test.empty()) history_query.test = history_test;
     history_query.json = history_format == "json";
+    cli.last_failed = last_failed    ? ranktest::app::LastFailed::only
+                      : failed_first ? ranktest::app::LastFailed::first
+                                     : ranktest::app::LastFailed::off;
+    cli.none_failed_runs_all = last_failed_none == "all";
     cli.no_tests = no_tests == "warn"   ? ranktest::app::NoTestsPolicy::warn
                    : no_tests == "pass" ? ranktest::app::NoTestsPolicy::pass
                                         : ranktest::app::NoTestsPolicy::fail;

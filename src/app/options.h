@@ -13,6 +13,9 @@
 namespace ranktest::app {
 
 enum class NoTestsPolicy { fail, warn, pass };
+// --last-failed / --failed-first (pytest's --lf / --ff): the tests whose
+// last verdict in the history did not pass, alone or first.
+enum class LastFailed { off, only, first };
 enum class ListFormat { text, json };
 // What `ranktest run` prints on stdout: for people, or the events as JSON
 // lines (docs/events.md).
@@ -44,6 +47,10 @@ struct CommandLine {
   // Each --devices, parsed: the kind and its ids, in the order given.
   std::vector<std::pair<std::string, std::vector<std::string>>> devices;
   NoTestsPolicy no_tests = NoTestsPolicy::fail;
+  LastFailed last_failed = LastFailed::off;
+  // --last-failed-no-failures (pytest's --lfnf): with --last-failed and no
+  // such test, run the whole selection (all) or nothing (none).
+  bool none_failed_runs_all = true;
   ListFormat list_format = ListFormat::text;
   MessageFormat message_format = MessageFormat::human;
   // --status-level, --final-status-level: none, fail, slow, pass, skip, all.

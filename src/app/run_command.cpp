@@ -19,6 +19,7 @@
 #include "frameworks/framework_kind.h"
 #include "process/process_exit_watch.h"
 #include "history/history_reporter.h"
+#include "app/last_failed_run.h"
 #include "report/github_reporter.h"
 #include "report/html_reporter.h"
 #include "report/json_lines_reporter.h"
@@ -194,6 +195,10 @@ int run_command(const CommandLine& cli) {
                                  schedule::device_counts(inventory));
   plan.filtered_out += partitioned_out;
   select::order_longest_first(plan.to_run, expected);
+  auto last_failed = apply_last_failed(cli, history.get(), plan);
+  if (auto* failure = std::get_if<Failure>(&last_failed)) return fail(*failure);
+  const auto& chosen = std::get<LastFailedChoice>(last_failed);
+  if (!chosen.said.empty()) fmt::print("{}\n", chosen.said);
   // A test that failed only when forked lately runs fresh from the start,
   // instead of failing forked (a hang costs its whole timeout) first; one
   // that failed alone lately is not run alone again to fail the same way.
@@ -226,7 +231,7 @@ int run_command(const CommandLine& cli) {
   }
 
   if (plan.to_run.empty() && plan.to_skip.empty() && plan.cannot_run.empty() &&
-      cli.no_tests != NoTestsPolicy::pass) {
+      cli.no_tests != NoTestsPolicy::pass && !chosen.nothing_asked) {
     const bool warn = cli.no_tests == NoTestsPolicy::warn;
     fmt::print(stderr, "ranktest: {}: no test matched ({} filtered out); "
                "check --filter/--exact, or pass --no-tests=warn\n",

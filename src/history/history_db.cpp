@@ -383,6 +383,20 @@ std::vector<AttemptRecord> HistoryDb::attempts_of(const std::string& test_id,
   return records;
 }
 
+std::map<std::string, Outcome> HistoryDb::last_verdicts() const {
+  Statement query(db_,
+                  "SELECT test_id, outcome FROM ("
+                  "  SELECT test_id, outcome, "
+                  "    ROW_NUMBER() OVER (PARTITION BY test_id ORDER BY id DESC) AS age"
+                  "  FROM attempts WHERE retrying = 0)"
+                  " WHERE age = 1");
+  std::map<std::string, Outcome> verdicts;
+  while (query.ok() && query.step() == SQLITE_ROW)
+    if (const auto outcome = outcome_from_string(query.text(1)))
+      verdicts.emplace(query.text(0), *outcome);
+  return verdicts;
+}
+
 std::size_t HistoryDb::run_count() const {
   Statement query(db_, "SELECT COUNT(*) FROM runs");
   return query.ok() && query.step() == SQLITE_ROW ? static_cast<std::size_t>(query.number(0)) : 0;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "events/event.h"
+#include "model/outcome.h"
 #include "model/expected.h"
 
 struct sqlite3;
@@ -119,6 +120,9 @@ class HistoryDb {
   // One test's attempts, newest first.
   std::vector<AttemptRecord> attempts_of(const std::string& test_id, std::size_t limit) const;
   std::size_t run_count() const;
+  // Each test's last verdict (its last attempt of the newest run that had
+  // it: not run and interrupted too), by test id: what --last-failed reads.
+  std::map<std::string, Outcome> last_verdicts() const;
 
   const std::filesystem::path& path() const { return path_; }
 

@@ -54,6 +54,7 @@ std::vector<Follower> take_followers(const ShareInputs& inputs, std::size_t lead
     const auto index = *it;
     const auto& test = plan[index];
     if (index == lead || test.test->source != first.test->source || test.test < first.test ||
+        test.failed_last != first.failed_last ||
         !inputs.may_follow(index) || !same_process_shape(*test.settings, *first.settings)) {
       ++it;
       continue;

@@ -87,6 +87,10 @@ struct PlannedTest {
   // (failure_signature; history's failed_alone); empty: it did not. The
   // same failure forked or after other tests is not run again alone.
   std::string failed_alone = {};
+  // Its last verdict in the history did not pass (--last-failed,
+  // --failed-first): a gtest worker's share holds only tests alike in
+  // this, so --failed-first starts them all before the rest.
+  bool failed_last = false;
 };
 
 // Whether a test may run in a worker process (isolation = "worker") with
