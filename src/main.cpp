@@ -150,6 +150,10 @@ int main(int argc, char** argv) {
                   "none runs nothing")
       ->check(CLI::IsMember({"all", "none"}));
 
+  run->add_option("--quarantine", cli.quarantine_files,
+                  "FILE: more quarantine entries (a TOML file with a quarantine array); a "
+                  "quarantined test runs but cannot fail the run (repeatable)");
+
   auto* list = app.add_subcommand("list", "list the tests without running them");
   add_selection_options(*list, cli);
   std::string list_format = "text";

@@ -6,8 +6,8 @@ const std::vector<ExitCodeDoc>& exit_code_docs() {
   static const std::vector<ExitCodeDoc> docs{
       {0, "every selected test passed or was skipped"},
       {1, "at least one test failed, crashed, timed out or was not run"},
-      {2, "the command line or the configuration is wrong, or asks for what this machine "
-          "cannot give; nothing ran"},
+      {2, "the command line or the configuration is wrong (a quarantine past its date "
+          "too), or asks for what this machine cannot give; nothing ran"},
       {3, "a test source could not be listed; nothing ran"},
       {4, "ranktest itself failed: the run folder or a report could not be "
           "written"},

@@ -51,6 +51,8 @@ struct CommandLine {
   // --last-failed-no-failures (pytest's --lfnf): with --last-failed and no
   // such test, run the whole selection (all) or nothing (none).
   bool none_failed_runs_all = true;
+  // --quarantine FILE: more quarantine entries, kept apart from ranktest.toml.
+  std::vector<std::filesystem::path> quarantine_files;
   ListFormat list_format = ListFormat::text;
   MessageFormat message_format = MessageFormat::human;
   // --status-level, --final-status-level: none, fail, slow, pass, skip, all.

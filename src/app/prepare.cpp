@@ -75,6 +75,11 @@ std::variant<config::Config, Failure> load_configuration(const CommandLine& cli,
                           .selection_arguments(cli.pytest_markers, cli.pytest_keyword);
     source.args.insert(source.args.end(), more.begin(), more.end());
   }
+  for (const auto& file : cli.quarantine_files) {
+    auto entries = config::load_quarantine_file(file);
+    if (!entries) return Failure{ExitCode::usage_error, entries.error().message};
+    config.quarantine.insert(config.quarantine.end(), entries->begin(), entries->end());
+  }
   if (cli.jobs) config.jobs = *cli.jobs;
   if (cli.timeout) config.timeout = *cli.timeout;
   if (cli.fail_fast) config.fail_fast = true;

@@ -20,6 +20,8 @@
 #include "process/process_exit_watch.h"
 #include "history/history_reporter.h"
 #include "app/last_failed_run.h"
+#include "app/quarantined_tests.h"
+#include "config/quarantine.h"
 #include "report/github_reporter.h"
 #include "report/html_reporter.h"
 #include "report/json_lines_reporter.h"
@@ -69,8 +71,12 @@ events::Placement placement_of(const schedule::Grant& grant) {
 // Turns what the scheduler does into events, and counts outcomes.
 class RunRecorder final : public schedule::ScheduleObserver {
  public:
-  RunRecorder(std::string run_id, events::Dispatcher& dispatcher, bool flaky_fails)
-      : run_id_(std::move(run_id)), dispatcher_(dispatcher), flaky_fails_(flaky_fails) {}
+  RunRecorder(std::string run_id, events::Dispatcher& dispatcher, bool flaky_fails,
+              std::map<const TestCase*, events::Quarantine> quarantined)
+      : run_id_(std::move(run_id)),
+        dispatcher_(dispatcher),
+        flaky_fails_(flaky_fails),
+        quarantined_(std::move(quarantined)) {}
 
   void test_started(const select::PlannedTest& test,
                     const schedule::Assignment& assignment) override {
@@ -120,9 +126,11 @@ class RunRecorder final : public schedule::ScheduleObserver {
   void record(const TestCase& test, int attempt, events::Placement placement,
               const TestResult& result, bool retrying = false, bool fork_only = false,
               bool forked = false, std::string retry_note = {}, std::size_t ran_before = 0) {
-    const events::TestFinished event{run_id_,   Clock::now(),  info_of(test), attempt,
-                                     std::move(placement), result, retrying, fork_only,
-                                     forked, std::move(retry_note), ran_before};
+    events::TestFinished event{run_id_,   Clock::now(),  info_of(test), attempt,
+                               std::move(placement), result, retrying, fork_only,
+                               forked, std::move(retry_note), ran_before};
+    if (const auto entry = quarantined_.find(&test); entry != quarantined_.end())
+      event.quarantined = entry->second;
     counts_.add(event, flaky_fails_);
     dispatcher_.dispatch(event);
   }
@@ -130,6 +138,7 @@ class RunRecorder final : public schedule::ScheduleObserver {
   std::string run_id_;
   events::Dispatcher& dispatcher_;
   bool flaky_fails_;
+  std::map<const TestCase*, events::Quarantine> quarantined_;
   events::Counts counts_;
 };
 
@@ -175,6 +184,10 @@ int run_command(const CommandLine& cli) {
   auto loaded = load_configuration(cli);
   if (auto* failure = std::get_if<Failure>(&loaded)) return fail(*failure);
   const config::Config config = std::move(std::get<config::Config>(loaded));
+  // A quarantine ends on its day: the run says so rather than hide a
+  // known-broken test for ever.
+  if (auto expired = config::expired_quarantine(config.quarantine, config::local_date_today()))
+    return fail({ExitCode::usage_error, expired->message});
   for (const auto& found : config.implied)
     fmt::print("ranktest: no ranktest.toml here; running {}\n", found);
   std::fflush(stdout);
@@ -331,7 +344,8 @@ int run_command(const CommandLine& cli) {
     dispatcher.dispatch(events::RunWarning{folder->run_id(), Clock::now(), message});
   };
   for (const auto& warning : warnings) warn(warning);
-  RunRecorder recorder(folder->run_id(), dispatcher, config.flaky_fails);
+  RunRecorder recorder(folder->run_id(), dispatcher, config.flaky_fails,
+                       quarantined_tests(plan, config.quarantine));
   for (const auto* test : plan.to_skip) recorder.test_skipped(*test);
   for (const auto& entry : plan.cannot_run) recorder.test_cannot_run(entry);
 

@@ -129,6 +129,14 @@ struct Override {
   Place place;
 };
 
+// One entry of `quarantine` (config/quarantine.h).
+struct QuarantineEntry {
+  std::string test;    // a test id or glob, as --filter takes
+  std::string until;   // "YYYY-MM-DD": the last day it holds
+  std::string reason;  // why: an issue, a person
+  Place place;         // where it is written
+};
+
 struct Config {
   // Folder that relative paths in the configuration are resolved against.
   std::filesystem::path root;
@@ -173,6 +181,9 @@ struct Config {
   // flaky = "fail": a test that failed, then passed on a retry, fails the
   // run (it is counted failed); "pass" (the default): it passes, shown apart.
   bool flaky_fails = false;
+  // Known-broken tests: they run, are reported apart and cannot fail the
+  // run (ranktest.toml's, then each --quarantine file's).
+  std::vector<QuarantineEntry> quarantine;
   // network-fallback = "host": where no network namespace can be made,
   // tests that ask for one run on the host's network (said once) instead of
   // the run being refused.

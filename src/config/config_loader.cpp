@@ -7,6 +7,7 @@
 #include <toml++/toml.h>
 
 #include "config/config_tables.h"
+#include "config/quarantine.h"
 
 namespace ranktest::config {
 namespace {
@@ -63,7 +64,36 @@ Expected<Config> parse_config(std::string_view toml_text,
   if (auto error = read_table_array(table, file_name, "override",
                                     config.overrides, read_override))
     return *error;
+  if (auto error = read_table_array(table, file_name, "quarantine", config.quarantine,
+                                    read_quarantine_entry))
+    return *error;
   return config;
+}
+
+Expected<std::vector<QuarantineEntry>> load_quarantine_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Error{fmt::format("{}: cannot read the quarantine file; check the path given to "
+                             "--quarantine",
+                             path.string())};
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto file_name = path.string();
+  toml::table table;
+  try {
+    table = toml::parse(text.str(), file_name);
+  } catch (const toml::parse_error& error) {
+    const auto& begin = error.source().begin;
+    return Error{fmt::format("{}:{}:{}: invalid TOML: {}", file_name, begin.line, begin.column,
+                             error.description())};
+  }
+  const TableReader top(file_name, "");
+  if (auto error = top.check_keys(table, {"quarantine"})) return *error;
+  std::vector<QuarantineEntry> entries;
+  if (auto error = read_table_array(table, file_name, "quarantine", entries,
+                                    read_quarantine_entry))
+    return *error;
+  return entries;
 }
 
 Expected<Config> load_config_file(const std::filesystem::path& path) {

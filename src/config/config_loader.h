@@ -16,4 +16,8 @@ Expected<Config> parse_config(std::string_view toml_text,
 
 Expected<Config> load_config_file(const std::filesystem::path& path);
 
+// A quarantine list kept apart from ranktest.toml (--quarantine FILE): a
+// TOML file with a `quarantine` array and nothing else.
+Expected<std::vector<QuarantineEntry>> load_quarantine_file(const std::filesystem::path& path);
+
 }  // namespace ranktest::config

@@ -27,7 +27,7 @@ const std::vector<std::string>& KnownKeys::top_level() {
       "junit", "html", "history", "history-runs", "max-output", "devices", "port-range", "suspicious-output", "audit-children",
       "watch-workers", "isolation", "bisect",
       "max-processes", "max-memory", "retries", "retry-delay", "flaky", "launcher", "nodes",
-      "network", "network-fallback", "allocation", "tmpdir", "source", "override", "hint"};
+      "network", "network-fallback", "allocation", "tmpdir", "source", "override", "hint", "quarantine"};
   // And each launcher's table.
   static const std::vector<std::string> with_launchers = [] {
     auto all = keys;

@@ -35,6 +35,11 @@ bool is_flaky(const TestFinished& event) {
 
 void Counts::add(const TestFinished& event, bool flaky_fails) {
   if (event.retrying) return;
+  if (event.quarantined && !ended_cleanly(event.result.outcome) &&
+      event.result.outcome != Outcome::interrupted) {
+    ++quarantined;
+    return;
+  }
   if (event.fork_only) ++fork_only;
   if (is_flaky(event)) {
     ++flaky;
@@ -201,6 +206,10 @@ OrderedJson to_json(const Event& event) {
                     {"forked", e.forked},
                     {"retry_note", utf8(e.retry_note)},
                     {"ran_before", e.ran_before},
+                    {"quarantined", e.quarantined ? OrderedJson{{"reason", utf8(e.quarantined->reason)},
+                                                                {"until", e.quarantined->until},
+                                                                {"place", utf8(e.quarantined->place)}}
+                                                  : OrderedJson(nullptr)},
                     {"result", result_json(e.result)}};
           },
           [](const RunFinished& e) -> OrderedJson {
@@ -213,7 +222,8 @@ OrderedJson to_json(const Event& event) {
                       {"not_run", e.counts.not_run},
                       {"interrupted", e.counts.interrupted},
                       {"flaky", e.counts.flaky},
-                      {"fork_only", e.counts.fork_only}}},
+                      {"fork_only", e.counts.fork_only},
+                      {"quarantined", e.counts.quarantined}}},
                     {"duration_ms", e.duration.count()},
                     {"cancel_reason", e.cancel_reason},
                     {"exit_code", e.exit_code},

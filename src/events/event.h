@@ -94,6 +94,13 @@ struct TestSlow {
   std::chrono::milliseconds elapsed{0};
 };
 
+// A quarantined test's entry (config::QuarantineEntry, docs/configuration.md).
+struct Quarantine {
+  std::string reason;
+  std::string until;  // "YYYY-MM-DD"
+  std::string place;  // "ranktest.toml:12:3"
+};
+
 struct TestFinished {
   std::string run_id;
   TimePoint time;
@@ -116,6 +123,8 @@ struct TestFinished {
   // isolation = "worker": how many tests its worker process ran before
   // this attempt (0: it was the process's first).
   std::size_t ran_before = 0;
+  // Quarantined: its outcome is reported but cannot fail the run.
+  std::optional<Quarantine> quarantined = std::nullopt;
 };
 
 // The test failed, then passed on a retry (the last attempt passed).
@@ -132,6 +141,9 @@ struct Counts {
   std::size_t flaky = 0;
   // Failed when forked, passed as a fresh process; also in `passed`.
   std::size_t fork_only = 0;
+  // Quarantined tests whose verdict did not pass (failed, not run): in
+  // none of the counts above, and no failure of the run.
+  std::size_t quarantined = 0;
   void add(Outcome outcome);
   // A test's verdict: nothing for an attempt that is retried.
   void add(const TestFinished& event, bool flaky_fails);

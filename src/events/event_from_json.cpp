@@ -167,13 +167,17 @@ std::optional<Event> event_from_json(const nlohmann::json& json) {
                     std::chrono::milliseconds(number(json, "elapsed_ms"))};
   }
   if (kind == "test-finished") {
-    return TestFinished{run_id, time, test_of(json.value("test", Json())),
-                        static_cast<int>(number(json, "attempt", 1)),
-                        placement_of(json.value("placement", Json())),
-                        result_of(json.value("result", Json())),
-                        json.value("retrying", false), json.value("fork_only", false),
-                        json.value("forked", false), text(json, "retry_note"),
-                        static_cast<std::size_t>(number(json, "ran_before"))};
+    TestFinished finished{run_id, time, test_of(json.value("test", Json())),
+                          static_cast<int>(number(json, "attempt", 1)),
+                          placement_of(json.value("placement", Json())),
+                          result_of(json.value("result", Json())),
+                          json.value("retrying", false), json.value("fork_only", false),
+                          json.value("forked", false), text(json, "retry_note"),
+                          static_cast<std::size_t>(number(json, "ran_before"))};
+    if (const auto quarantine = json.value("quarantined", Json()); quarantine.is_object())
+      finished.quarantined =
+          Quarantine{text(quarantine, "reason"), text(quarantine, "until"), text(quarantine, "place")};
+    return finished;
   }
   if (kind == "run-finished") {
     RunFinished finished{run_id, time, {}, std::chrono::milliseconds(number(json, "duration_ms")),
@@ -186,6 +190,7 @@ std::optional<Event> event_from_json(const nlohmann::json& json) {
     finished.counts.interrupted = static_cast<std::size_t>(number(counts, "interrupted"));
     finished.counts.flaky = static_cast<std::size_t>(number(counts, "flaky"));
     finished.counts.fork_only = static_cast<std::size_t>(number(counts, "fork_only"));
+    finished.counts.quarantined = static_cast<std::size_t>(number(counts, "quarantined"));
     finished.runner_cpu = std::chrono::milliseconds(number(json, "runner_cpu_ms"));
     finished.runner_peak_memory = static_cast<std::uint64_t>(number(json, "runner_peak_memory_bytes"));
     return finished;

@@ -81,6 +81,23 @@ void GithubReporter::report(const events::Event& event) {
           [this](const events::TestFinished& e) {
             const auto& result = e.result;
             if (e.retrying) return;  // the verdict comes with the last attempt
+            if (e.quarantined && result.outcome != Outcome::interrupted) {
+              // A warning, never an error: it cannot fail the run.
+              const auto& entry = *e.quarantined;
+              const bool passes = ended_cleanly(result.outcome);
+              const auto what =
+                  passes ? fmt::format("passes again: remove it from the quarantine ({})",
+                                       entry.place)
+                         : fmt::format("{}: {}; quarantined until {}: {}",
+                                       to_string(result.outcome), result.reason, entry.until,
+                                       entry.reason);
+              fmt::print(out_, "::warning title={}::{}\n",
+                         github_escape_property("quarantined " + e.test.id),
+                         github_escape_data(what));
+              not_passed_.push_back({"quarantined", e.test.id, what});
+              std::fflush(out_);
+              return;
+            }
             if (e.fork_only) {
               fmt::print(out_, "::warning title={}::{}\n",
                          github_escape_property("fails only when forked " + e.test.id),
@@ -137,6 +154,9 @@ void GithubReporter::report(const events::Event& event) {
             if (e.counts.flaky)
               summary << fmt::format("{} flaky (failed, then passed on a retry)\n\n",
                                      e.counts.flaky);
+            if (e.counts.quarantined)
+              summary << fmt::format("{} quarantined (did not pass; listed below, not counted)\n\n",
+                                     e.counts.quarantined);
             if (e.counts.fork_only)
               summary << fmt::format("{} failed only when forked (passed as a fresh process)\n\n",
                                      e.counts.fork_only);

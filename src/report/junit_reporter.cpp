@@ -153,12 +153,39 @@ void add_result(pugi::xml_node testcase, const TestResult& result,
     testcase.append_child("system-out").text() = xml(output).c_str();
 }
 
+// Whether a verdict is a quarantined test's that did not pass: reported
+// skipped (the CI's convention for "ran, does not count"), the failure
+// kept in its message and output.
+bool quarantined_failure(const events::TestFinished& finished) {
+  return finished.quarantined && !ended_cleanly(finished.result.outcome) &&
+         finished.result.outcome != Outcome::interrupted;
+}
+
+void add_quarantined(pugi::xml_node testcase, const events::TestFinished& finished) {
+  const auto& result = finished.result;
+  auto skipped = testcase.append_child("skipped");
+  skipped.append_attribute("message") =
+      xml(fmt::format("quarantined until {} ({}): {}; it {}: {}", finished.quarantined->until,
+                      finished.quarantined->reason, finished.quarantined->place,
+                      to_string(result.outcome), message_of(result)))
+          .c_str();
+  auto output = failure_text(result);
+  const auto log = output_text(result);
+  if (!log.empty()) output += (output.empty() ? "" : "\n") + log;
+  if (!output.empty()) testcase.append_child("system-out").text() = xml(output).c_str();
+}
+
 struct Tally {
   std::size_t tests = 0, failures = 0, errors = 0, skipped = 0;
   std::chrono::milliseconds time{0};
-  void add(const TestResult& result) {
+  void add(const events::TestFinished& finished) {
+    const auto& result = finished.result;
     ++tests;
     time += result.duration;
+    if (quarantined_failure(finished)) {
+      ++skipped;
+      return;
+    }
     switch (result.outcome) {
       case Outcome::passed:
       case Outcome::xpassed: break;
@@ -227,14 +254,14 @@ void JunitReporter::on(const events::RunFinished& event) {
     auto suite = root.append_child("testsuite");
     suite.append_attribute("name") = xml(source).c_str();
     Tally tally;
-    for (const auto* finished : by_source[source]) tally.add(finished->result);
+    for (const auto* finished : by_source[source]) tally.add(*finished);
     tally.write(suite);
     suite.append_attribute("timestamp") =
         events::format_time(started_).substr(0, 19).c_str();
     suite.append_attribute("hostname") = xml(host).c_str();
     suite.append_attribute("id") = id++;
     for (const auto* finished : by_source[source]) {
-      all.add(finished->result);
+      all.add(*finished);
       const auto names = junit_name(finished->test);
       auto testcase = suite.append_child("testcase");
       testcase.append_attribute("name") = xml(names.name).c_str();
@@ -243,6 +270,10 @@ void JunitReporter::on(const events::RunFinished& event) {
       if (finished->test.location) {
         testcase.append_attribute("file") = xml(finished->test.location->file).c_str();
         testcase.append_attribute("line") = finished->test.location->line;
+      }
+      if (quarantined_failure(*finished)) {
+        add_quarantined(testcase, *finished);
+        continue;
       }
       const auto earlier = retried.find(finished->test.id);
       add_result(testcase, finished->result,

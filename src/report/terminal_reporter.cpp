@@ -13,66 +13,11 @@
 #include "model/overloaded.h"
 #include "report/rank_output.h"
 #include "text/file_tail.h"
+#include "report/terminal_text.h"
 #include "text/sanitize.h"
 
 namespace ranktest::report {
-namespace {
-
-constexpr std::size_t kMaxLineBytes = 400;
-constexpr std::string_view kIndent = "      ";
-
-std::string seconds(std::chrono::milliseconds duration) {
-  return fmt::format("{:8.3f}s", duration.count() / 1000.0);
-}
-
-std::string shown(std::string_view bytes) {
-  return text::terminal_safe(text::truncate_utf8(bytes, kMaxLineBytes));
-}
-
-// A path relative to the working directory when it lies under it:
-// compilers and the run folder record absolute paths; people read short ones.
-std::string display_path(const std::string& file) {
-  std::error_code error;
-  const auto cwd = std::filesystem::current_path(error);
-  const std::filesystem::path path(file);
-  if (!error && path.is_absolute()) {
-    const auto relative = path.lexically_relative(cwd);
-    if (!relative.empty() && *relative.begin() != "..") return relative.string();
-  }
-  return file;
-}
-
-// The summary's name column: a longer name is cut, marked with "…", so one
-// very long name (a generated parametrised name of 5,000 characters) does
-// not pad every line of the summary. The test's own line above the summary,
-// its rerun command and every file report keep the whole name.
-constexpr std::size_t kNameColumn = 80;
-
-// How many of the tests not run for one reason the summary names.
-constexpr std::size_t kNotRunNamed = 3;
-
-// Characters, not bytes: what the terminal shows (names are made valid
-// UTF-8 by shown()).
-std::size_t characters(std::string_view text) {
-  return static_cast<std::size_t>(std::count_if(
-      text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
-}
-
-std::string in_name_column(std::string_view name) {
-  if (characters(name) <= kNameColumn) return std::string(name);
-  std::size_t kept = 0, end = 0;
-  for (; end < name.size(); ++end)
-    if ((static_cast<unsigned char>(name[end]) & 0xC0) != 0x80 && kept++ == kNameColumn - 1)
-      break;
-  return std::string(name.substr(0, end)) + "…";
-}
-
-std::string where(const std::optional<SourceLocation>& location) {
-  if (!location) return {};
-  return fmt::format("{}:{}", display_path(location->file), location->line);
-}
-
-}  // namespace
+using namespace terminal_text;
 
 std::string shell_quote(const std::string& text) {
   const bool plain =
@@ -230,6 +175,7 @@ void TerminalReporter::on(const events::TestSlow& event) {
 void TerminalReporter::on(const events::TestFinished& event) {
   const TestResult& result = event.result;
   const std::string id = shown(event.test.id);
+  if (event.quarantined && !event.retrying && on_quarantined(event)) return;
   if (result.outcome == Outcome::not_run) {
     auto it = std::find_if(not_run_reasons_.begin(), not_run_reasons_.end(),
                            [&](const auto& entry) { return entry.reason == result.reason; });
@@ -336,6 +282,34 @@ void TerminalReporter::on(const events::TestFinished& event) {
   not_passed_.push_back({result.outcome, id, shown(detail)});
 }
 
+bool TerminalReporter::on_quarantined(const events::TestFinished& event) {
+  const TestResult& result = event.result;
+  const auto& entry = *event.quarantined;
+  const std::string id = shown(event.test.id);
+  if (ended_cleanly(result.outcome)) {
+    // Said, then shown as any pass is.
+    quarantined_.push_back({result.outcome, id,
+                            fmt::format("passes again: remove it from the quarantine ({})",
+                                        shown(entry.place))});
+    return false;
+  }
+  if (result.outcome == Outcome::interrupted) return false;
+  std::string detail = result.reason;
+  if (!result.failures.empty() && result.failures.front().location)
+    detail = where(result.failures.front().location);
+  const auto quarantine = fmt::format("quarantined until {}: {}", entry.until, shown(entry.reason));
+  if (result.outcome != Outcome::not_run && options_.status_level >= StatusLevel::fail) {
+    fmt::print(out_, "{} [{}] {} ({}{}; {})\n", label("QUARANT", Tone::notice),
+               seconds(result.duration), id, to_string(result.outcome),
+               detail.empty() ? "" : ": " + shown(detail), quarantine);
+    print_failure_block(event);
+  }
+  quarantined_.push_back({result.outcome, id,
+                          fmt::format("{}{}; {}", to_string(result.outcome),
+                                      detail.empty() ? "" : " (" + shown(detail) + ")", quarantine)});
+  return true;
+}
+
 void TerminalReporter::print_failure_block(const events::TestFinished& event) {
   const TestResult& result = event.result;
   const bool many_ranks = result.ranks.size() > 1;
@@ -430,71 +404,5 @@ void TerminalReporter::print_hints(const TestResult& result) {
   }
 }
 
-void TerminalReporter::on(const events::RunFinished& event) {
-  const auto& counts = event.counts;
-  const std::size_t ran = counts.passed + counts.failed + counts.skipped +
-                          counts.interrupted;
-  fmt::print(out_, "{}\n", std::string(60, '-'));
-  fmt::print(out_, "ranktest: {} test{} in {}\n", ran, ran == 1 ? "" : "s",
-             config::format_duration(event.duration));
-  const auto level = options_.final_status_level;
-  if (level >= StatusLevel::pass) {
-    for (const auto& entry : passed_and_skipped_)
-      if (entry.outcome == Outcome::passed || level >= StatusLevel::skip)
-        fmt::print(out_, "{} {}{}\n", label(entry.outcome), in_name_column(entry.id),
-                   entry.detail.empty() ? "" : "  " + entry.detail);
-  }
-  if (!not_passed_.empty() && level >= StatusLevel::fail) {
-    std::size_t width = 0;
-    for (const auto& entry : not_passed_)
-      width = std::max(width, characters(in_name_column(entry.id)));
-    // Grouped by kind: failures, then crashes, then timeouts, ...
-    std::stable_sort(not_passed_.begin(), not_passed_.end(),
-                     [](const auto& a, const auto& b) { return a.outcome < b.outcome; });
-    fmt::print(out_, "ranktest: did not pass:\n");
-    for (const auto& entry : not_passed_)
-      fmt::print(out_, "{} {:<{}}  {}\n", label(entry.outcome),
-                 in_name_column(entry.id), width, entry.detail);
-  }
-  if (!flaky_.empty()) {
-    fmt::print(out_, "ranktest: {} flaky test{} (failed, then passed on a retry){}:\n",
-               flaky_.size(), flaky_.size() == 1 ? "" : "s",
-               flaky_fails_ ? "; counted failed (flaky = \"fail\")" : "");
-    for (const auto& entry : flaky_)
-      fmt::print(out_, "{} {}  {}\n", label("FLAKY", flaky_fails_ ? Tone::bad : Tone::notice),
-                 in_name_column(entry.id), entry.detail);
-  }
-  if (!fork_only_.empty()) {
-    fmt::print(out_, "ranktest: {} test{} failed only when forked from a fork server (passed as "
-                     "a fresh process; counted passed): state made at import or static "
-                     "initialisation, or a pid, socket or thread seen before the fork:\n",
-               fork_only_.size(), fork_only_.size() == 1 ? "" : "s");
-    for (const auto& entry : fork_only_)
-      fmt::print(out_, "{} {}\n", label("FORKFAIL", Tone::notice), in_name_column(entry.id));
-  }
-  if (counts.interrupted)
-    fmt::print(out_, "ranktest: {} test{} interrupted\n", counts.interrupted,
-               counts.interrupted == 1 ? "" : "s");
-  if (!suspicious_.empty()) {
-    fmt::print(out_, "ranktest: {} passing test{} may have swallowed a failure (a worker "
-               "that failed, or failure signatures in the output), check:\n",
-               suspicious_.size(), suspicious_.size() == 1 ? "" : "s");
-    for (const auto& id : suspicious_)
-      fmt::print(out_, "{} {}\n", label("SUSPECT", Tone::notice), in_name_column(id));
-  }
-  for (const auto& entry : not_run_reasons_)
-    fmt::print(out_, "ranktest: {} test{} not run: {} ({}{})\n", entry.count,
-               entry.count == 1 ? "" : "s", shown(entry.reason), fmt::join(entry.first_ids, ", "),
-               entry.count > kNotRunNamed
-                   ? fmt::format(" and {} more", entry.count - kNotRunNamed)
-                   : "");
-  for (const auto& [what, path] : options_.report_files)
-    fmt::print(out_, "ranktest: {}: {}\n", what,
-               shown(display_path(std::filesystem::path(path).lexically_normal().string())));
-  // Tests not run fail the run too: the last line says why it failed.
-  fmt::print(out_, "ranktest: {} passed, {} failed, {} skipped{}\n", counts.passed,
-             counts.failed, counts.skipped,
-             counts.not_run ? fmt::format(", {} not run", counts.not_run) : "");
-}
 
 }  // namespace ranktest::report

@@ -59,6 +59,9 @@ class TerminalReporter final : public events::Reporter {
   void on(const events::TestFinished& event);
   void on(const events::RunFinished& event);
   void print_failure_block(const events::TestFinished& event);
+  // A quarantined test's verdict: true when it is said here and nowhere
+  // else (it did not pass), false when it goes on as any pass does.
+  bool on_quarantined(const events::TestFinished& event);
   void print_hints(const TestResult& result);
   // The status label right-aligned in 8 columns, coloured when colours are on.
   enum class Tone { good, notice, bad, dim };
@@ -79,6 +82,7 @@ class TerminalReporter final : public events::Reporter {
   std::vector<std::string> suspicious_;  // ids of passes with failure signatures
   std::vector<NotPassed> flaky_;          // passed on a retry
   std::vector<NotPassed> fork_only_;      // failed forked, passed fresh
+  std::vector<NotPassed> quarantined_;    // quarantined: every verdict
   bool flaky_fails_ = false;
   // Why tests were not run, with how many and the first few of them, in
   // the order first seen.
