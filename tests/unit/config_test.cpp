@@ -206,7 +206,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "html, history, history-runs, max-output, devices, port-range, suspicious-output, audit-children, "
                   "watch-workers, isolation, bisect, "
                   "max-processes, max-memory, retries, retry-delay, flaky, launcher, nodes, "
-                  "network, network-fallback, allocation, tmpdir, source, override, hint, mpirun, slurm (see "
+                  "network, network-fallback, allocation, tmpdir, source, override, hint, quarantine, mpirun, slurm (see "
                   "docs/configuration.md)"},
         BadConfig{"run-folders = -1\n",
                   "ranktest.toml:1:15: key 'run-folders' must be an integer from 1 to "
