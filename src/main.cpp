@@ -12,6 +12,7 @@
 #include "app/list_command.h"
 #include "app/options.h"
 #include "app/report_command.h"
+#include "app/rerun_command.h"
 #include "app/run_command.h"
 #include "config/duration.h"
 
@@ -154,6 +155,23 @@ int main(int argc, char** argv) {
                   "FILE: more quarantine entries (a TOML file with a quarantine array); a "
                   "quarantined test runs but cannot fail the run (repeatable)");
 
+  auto* rerun = app.add_subcommand(
+      "rerun", "run again the tests that did not pass in a stored run, as one run");
+  std::string rerun_which;
+  rerun->add_option("run", rerun_which,
+                    "a run folder, or a run id under <state-dir>/runs (default: latest)");
+  rerun->add_option("-c,--config", cli.config_path,
+                    "ranktest.toml to find the state folder in, and to run with (default: the "
+                    "one the run read)");
+  rerun->add_option("-j,--jobs", cli.jobs, "tests run at once (default: CPUs)")
+      ->check(CLI::Range(1, 4096));
+  rerun->add_option("--retries", cli.retries, "run a failing test again up to N times")
+      ->check(CLI::Range(0, 100));
+  rerun->add_option("--junit", cli.junit, "write a JUnit XML report to PATH");
+  rerun->add_option("--html", cli.html, "write the HTML report to PATH");
+  rerun->add_option("--state-dir", cli.state_dir, "where the runs are (default: .ranktest)");
+  add_status_levels(*rerun);
+
   auto* list = app.add_subcommand("list", "list the tests without running them");
   add_selection_options(*list, cli);
   std::string list_format = "text";
@@ -253,6 +271,7 @@ int main(int argc, char** argv) {
 
   try {
     if (run->parsed()) return ranktest::app::run_command(cli);
+    if (rerun->parsed()) return ranktest::app::rerun_command(cli, rerun_which);
     if (report->parsed()) return ranktest::app::report_command(cli, report_dir);
     if (merge->parsed()) return ranktest::app::merge_command(cli, merge_dirs);
     if (history->parsed()) return ranktest::app::history_command(cli, history_query);

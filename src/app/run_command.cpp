@@ -19,6 +19,7 @@
 #include "frameworks/framework_kind.h"
 #include "process/process_exit_watch.h"
 #include "history/history_reporter.h"
+#include "app/invocation.h"
 #include "app/last_failed_run.h"
 #include "app/quarantined_tests.h"
 #include "config/quarantine.h"
@@ -338,7 +339,7 @@ int run_command(const CommandLine& cli) {
                                              [](const auto& test) {
                                                return select::may_run_in_worker(test);
                                              })),
-      allocation ? allocation_name(*allocation) : std::string()});
+      allocation ? allocation_name(*allocation) : std::string(), invocation_of(cli)});
   // Warnings are events: in the journal, so `ranktest report` says them too.
   const auto warn = [&](const std::string& message) {
     dispatcher.dispatch(events::RunWarning{folder->run_id(), Clock::now(), message});

@@ -65,6 +65,31 @@ OrderedJson location_json(const std::optional<SourceLocation>& location) {
   return {{"file", utf8(location->file)}, {"line", location->line}};
 }
 
+template <typename T>
+OrderedJson or_null(const std::optional<T>& value) {
+  if (!value) return nullptr;
+  if constexpr (std::is_same_v<T, std::string>) return utf8(*value);
+  else return *value;
+}
+
+OrderedJson invocation_json(const Invocation& invocation) {
+  OrderedJson paths = OrderedJson::array();
+  for (const auto& path : invocation.paths) paths.push_back(utf8(path));
+  return {{"config_file", or_null(invocation.config_file)},
+          {"paths", std::move(paths)},
+          {"working_directory", utf8(invocation.working_directory)},
+          {"state_dir", or_null(invocation.state_dir)},
+          {"jobs", or_null(invocation.jobs)},
+          {"timeout_ms", or_null(invocation.timeout_ms)},
+          {"retries", or_null(invocation.retries)},
+          {"fail_fast", invocation.fail_fast},
+          {"audit_children", invocation.audit_children},
+          {"recollect", invocation.recollect},
+          {"allocation", or_null(invocation.allocation)},
+          {"markers", or_null(invocation.markers)},
+          {"keyword", or_null(invocation.keyword)}};
+}
+
 OrderedJson test_json(const TestInfo& test) {
   return {{"id", utf8(test.id)},
           {"name", utf8(test.name)},
@@ -174,7 +199,8 @@ OrderedJson to_json(const Event& event) {
                        return ids;
                      }()},
                     {"in_workers", e.in_workers},
-                    {"allocation", utf8(e.allocation)}};
+                    {"allocation", utf8(e.allocation)},
+                    {"invocation", invocation_json(e.invocation)}};
           },
           [](const RunWarning& e) -> OrderedJson {
             return {{"run_id", e.run_id}, {"time", format_time(e.time)},

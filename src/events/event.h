@@ -31,6 +31,25 @@ struct TestInfo {
   std::string kind;
 };
 
+// What the command line of a run said (the configuration is read again),
+// so that `ranktest rerun` runs its tests as it ran them. Paths are
+// absolute. Empty in journals written before 2026-12-07.
+struct Invocation {
+  std::optional<std::string> config_file;
+  std::vector<std::string> paths;  // the sources named on the command line
+  std::string working_directory;
+  std::optional<std::string> state_dir;
+  std::optional<int> jobs;
+  std::optional<std::int64_t> timeout_ms;
+  std::optional<int> retries;
+  bool fail_fast = false;
+  bool audit_children = false;
+  bool recollect = false;
+  std::optional<std::string> allocation;
+  std::optional<std::string> markers;  // pytest's -m
+  std::optional<std::string> keyword;  // pytest's -k
+};
+
 struct RunStarted {
   std::string run_id;
   TimePoint time;
@@ -56,6 +75,8 @@ struct RunStarted {
   // Inside a Slurm allocation of several nodes, where every test runs as
   // a job step: "Slurm job 12 (node[1-3])"; empty on one machine.
   std::string allocation = {};
+  // How it was asked for, as `ranktest rerun` asks again.
+  Invocation invocation = {};
 };
 
 // Where a started test ran: what it held from the resource pool.

@@ -124,13 +124,46 @@ TestResult result_of(const Json& json) {
 
 }  // namespace
 
+namespace {
+
+Invocation invocation_of(const Json& json) {
+  Invocation invocation;
+  if (!json.is_object()) return invocation;
+  const auto text_or_none = [&](const char* key) -> std::optional<std::string> {
+    if (json.contains(key) && json[key].is_string()) return json[key].get<std::string>();
+    return std::nullopt;
+  };
+  const auto number_or_none = [&](const char* key) -> std::optional<std::int64_t> {
+    if (json.contains(key) && json[key].is_number_integer()) return json[key].get<std::int64_t>();
+    return std::nullopt;
+  };
+  invocation.config_file = text_or_none("config_file");
+  if (json.contains("paths") && json["paths"].is_array())
+    for (const auto& path : json["paths"])
+      if (path.is_string()) invocation.paths.push_back(path.get<std::string>());
+  invocation.working_directory = text(json, "working_directory");
+  invocation.state_dir = text_or_none("state_dir");
+  if (const auto jobs = number_or_none("jobs")) invocation.jobs = static_cast<int>(*jobs);
+  invocation.timeout_ms = number_or_none("timeout_ms");
+  if (const auto retries = number_or_none("retries")) invocation.retries = static_cast<int>(*retries);
+  invocation.fail_fast = json.value("fail_fast", false);
+  invocation.audit_children = json.value("audit_children", false);
+  invocation.recollect = json.value("recollect", false);
+  invocation.allocation = text_or_none("allocation");
+  invocation.markers = text_or_none("markers");
+  invocation.keyword = text_or_none("keyword");
+  return invocation;
+}
+
+}  // namespace
+
 std::optional<Event> event_from_json(const nlohmann::json& json) {
   if (!json.is_object()) return std::nullopt;
   const std::string kind = text(json, "event");
   const std::string run_id = text(json, "run_id");
   const TimePoint time = parse_time(text(json, "time"));
   if (kind == "run-started") {
-    return RunStarted{run_id,
+    RunStarted started{run_id,
                       time,
                       text(json, "run_dir"),
                       static_cast<std::size_t>(number(json, "tests_to_run")),
@@ -154,6 +187,8 @@ std::optional<Event> event_from_json(const nlohmann::json& json) {
                       }(),
                       static_cast<std::size_t>(number(json, "in_workers")),
                       text(json, "allocation")};
+    started.invocation = invocation_of(json.value("invocation", Json::object()));
+    return started;
   }
   if (kind == "test-started") {
     return TestStarted{run_id, time, test_of(json.value("test", Json())),

@@ -18,7 +18,7 @@ TEST(CliDocs, EveryFlagOfEverySubcommandIsDocumented) {
   Workdir dir;
   const std::regex flag("--[a-z][a-z-]+");
   std::set<std::string> flags;
-  for (const std::string command : {"run", "list", "report", "merge", "history"}) {
+  for (const std::string command : {"run", "rerun", "list", "report", "merge", "history"}) {
     const auto help = run_ranktest(dir, {command, "--help"});
     ASSERT_EQ(help.exit_code, 0) << command << ": " << help.err;
     for (std::sregex_iterator it(help.out.begin(), help.out.end(), flag), end; it != end; ++it)

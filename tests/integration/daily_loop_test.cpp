@@ -93,3 +93,54 @@ TEST(DailyLoop, LastFailedWithoutAHistorySaysWhichSettingTurnedItOff) {
 
 }  // namespace
 }  // namespace ranktest::testing
+
+namespace ranktest::testing {
+namespace {
+
+// `ranktest rerun`: what did not pass in a stored run, as it ran (the
+// same configuration, the command line's paths and timeout, the devices
+// the tests held), as one run.
+TEST(DailyLoop, RerunRunsWhatDidNotPassInAStoredRun) {
+  Workdir dir;
+  dir.write("ranktest.toml", "[devices]\ncuda = [\"5\", \"6\"]\n[[override]]\nfilter = "
+                             "\"*Outcomes.Segfaults\"\ndevices = { cuda = 1 }\n");
+  const auto first = run_ranktest(dir, {"run", "--timeout", "1s", fixture("outcomes"), "--filter",
+                                        "*Outcomes.Segfaults", "--filter", "*Outcomes.LoopsForever",
+                                        "--filter", "*Outcomes.Passes"});
+  ASSERT_EQ(first.exit_code, 1) << first.out << first.err;
+  ASSERT_EQ(first.finished().size(), 3u);
+  const auto held = first.finished().at("fixture_outcomes::Outcomes.Segfaults")["placement"]["devices"];
+
+  Workdir elsewhere;
+  const auto again = run_ranktest(elsewhere, {"rerun", (first.run_dir()).string()});
+  EXPECT_EQ(again.exit_code, 1) << again.out << again.err;
+  EXPECT_NE(again.out.find("the 2 tests that did not pass, on the devices they held (cuda=" +
+                           held["cuda"][0].get<std::string>() + ")"),
+            std::string::npos) << again.out;
+  // It ran where the first run ran: its journal is beside the first's.
+  const auto latest = dir.path() / ".ranktest" / "runs" / "latest" / "events.jsonl";
+  const auto journal = read_file(latest);
+  EXPECT_NE(journal.find("fixture_outcomes::Outcomes.LoopsForever"), std::string::npos);
+  EXPECT_EQ(journal.find("fixture_outcomes::Outcomes.Passes\""), std::string::npos) << journal;
+  EXPECT_NE(again.out.find("TIMEOUT"), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("(after 1s)"), std::string::npos) << "the command line's timeout";
+  EXPECT_NE(again.out.find("CRASH"), std::string::npos) << again.out;
+  EXPECT_NE(journal.find("\"devices\":{\"cuda\":[\"" + held["cuda"][0].get<std::string>() + "\"]}"),
+            std::string::npos) << journal;
+
+  // From its folder, by default the latest run: the same two.
+  const auto latest_again = run_ranktest(dir, {"rerun"});
+  EXPECT_NE(latest_again.out.find("the 2 tests that did not pass"), std::string::npos)
+      << latest_again.out;
+  // Nothing failed: nothing to run.
+  run_ranktest(dir, {"run", fixture("outcomes"), "--filter", "*Outcomes.Passes"});
+  const auto nothing = run_ranktest(dir, {"rerun"});
+  EXPECT_EQ(nothing.exit_code, 0) << nothing.out << nothing.err;
+  EXPECT_NE(nothing.out.find("passed; nothing to rerun"), std::string::npos) << nothing.out;
+  const auto missing = run_ranktest(dir, {"rerun", "20200101-000000-0000"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("no stored run there"), std::string::npos) << missing.err;
+}
+
+}  // namespace
+}  // namespace ranktest::testing
