@@ -217,6 +217,9 @@ int main(int argc, char** argv) {
                       "runs of each test the figures cover (default 50)")
       ->check(CLI::Range(1, 100000));
   std::string history_format = "text";
+  history->add_option("--html", history_query.html,
+                      "write a page of the last runs (--last, default 50) to PATH: every test's "
+                      "outcomes and durations over them, the slowest, flakiest, grown and failing");
   history->add_option("--format", history_format, "text or json")
       ->check(CLI::IsMember({"text", "json"}));
 

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "app/prepare.h"
+#include "history/history_page.h"
 #include "config/duration.h"
 #include "text/sanitize.h"
 
@@ -64,6 +66,35 @@ int show_test(const history::HistoryDb& db, const HistoryQuery& query) {
   return to_int(ExitCode::success);
 }
 
+// The page of the last `query.window` runs, written whole or not at all.
+int write_page(const history::HistoryDb& db, const HistoryQuery& query) {
+  const auto verdicts = db.verdicts_by_run(query.window);
+  const auto page = history::history_page(
+      verdicts, fmt::format("ranktest history: {} runs", verdicts.runs.size()));
+  const auto temporary = query.html->string() + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << page;
+    if (!out.flush()) {
+      std::error_code ignored;
+      std::filesystem::remove(temporary, ignored);
+      fmt::print(stderr, "ranktest: error: {}: cannot write the history page; check the path "
+                 "given to --html\n", query.html->string());
+      return to_int(ExitCode::usage_error);
+    }
+  }
+  std::error_code error;
+  std::filesystem::rename(temporary, *query.html, error);
+  if (error) {
+    fmt::print(stderr, "ranktest: error: {}: cannot write the history page ({})\n",
+               query.html->string(), error.message());
+    return to_int(ExitCode::usage_error);
+  }
+  fmt::print("ranktest history: {} runs, {} tests: {}\n", verdicts.runs.size(),
+             verdicts.tests.size(), query.html->string());
+  return to_int(ExitCode::success);
+}
+
 }  // namespace
 
 int history_command(const CommandLine& cli, const HistoryQuery& query) {
@@ -95,6 +126,7 @@ int history_command(const CommandLine& cli, const HistoryQuery& query) {
   }
   const std::shared_ptr<history::HistoryDb> db = std::move(*opened);
   if (query.test) return show_test(*db, query);
+  if (query.html) return write_page(*db, query);
 
   auto stats = db->test_stats(query.window);
   auto slowest = stats;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -13,6 +14,8 @@ struct HistoryQuery {
   std::optional<std::string> test;  // one test's record instead
   std::size_t window = 50;          // verdicts per test the figures cover
   bool json = false;
+  // --html PATH: the page of the last `window` runs (history_page.h).
+  std::optional<std::filesystem::path> html;
 };
 
 // `ranktest history`: the slowest and flakiest tests of the recorded runs,

@@ -44,6 +44,22 @@ struct TestStats {
   std::chrono::milliseconds longest{0};
 };
 
+// The verdicts of the last runs, test by test: what the history page draws.
+struct RunVerdicts {
+  struct Run {
+    std::string run_id;
+    std::string started_at;
+  };
+  struct Point {
+    std::size_t run = 0;  // into `runs`
+    std::string outcome;
+    std::chrono::milliseconds duration{0};
+    bool flaky = false;  // passed on a retry
+  };
+  std::vector<Run> runs;                               // oldest first
+  std::map<std::string, std::vector<Point>> tests;     // by test id, oldest first
+};
+
 struct AttemptRecord {
   std::string run_id;
   std::string finished_at;  // "2026-12-02T14:03:12.345Z"
@@ -120,6 +136,8 @@ class HistoryDb {
   // One test's attempts, newest first.
   std::vector<AttemptRecord> attempts_of(const std::string& test_id, std::size_t limit) const;
   std::size_t run_count() const;
+  // Each test's verdict in each of the last `last_runs` runs (history_page.h).
+  RunVerdicts verdicts_by_run(std::size_t last_runs) const;
   // Each test's last verdict (its last attempt of the newest run that had
   // it: not run and interrupted too), by test id: what --last-failed reads.
   std::map<std::string, Outcome> last_verdicts() const;
