@@ -13,9 +13,12 @@ void add_report_outputs(events::Dispatcher& dispatcher, ReportOutputs outputs) {
   // The files first: a report that cannot be written is warned of before
   // the terminal's summary, which stays the last line.
   if (outputs.junit) dispatcher.add(std::make_unique<report::JunitReporter>(*outputs.junit));
-  if (outputs.html)
-    dispatcher.add(std::make_unique<report::HtmlReporter>(
-        *outputs.html, report::HtmlOptions{outputs.rerun_command}));
+  if (outputs.html) {
+    report::HtmlOptions options;
+    options.rerun_command = outputs.rerun_command;
+    options.history = std::move(outputs.history);
+    dispatcher.add(std::make_unique<report::HtmlReporter>(*outputs.html, std::move(options)));
+  }
   if (outputs.trace) dispatcher.add(std::make_unique<report::TraceReporter>(*outputs.trace));
   if (auto github = report::github_reporter_from_environment(stdout))
     dispatcher.add(std::move(github));

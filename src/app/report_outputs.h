@@ -19,6 +19,8 @@ struct ReportOutputs {
   std::string rerun_command;  // what a person runs to run one test again
   // nullopt: no terminal summary (--message-format json writes stdout).
   std::optional<report::TerminalOptions> terminal;
+  // The HTML report's per-test history (HtmlOptions::history).
+  std::map<std::string, std::vector<std::string>> history = {};
 };
 
 void add_report_outputs(events::Dispatcher& dispatcher, ReportOutputs outputs);

@@ -280,6 +280,8 @@ int run_command(const CommandLine& cli) {
   if (!journal) return fail({ExitCode::internal_error, journal.error().message});
   dispatcher.add(std::move(*journal));
   ReportOutputs outputs{config.junit, config.html, cli.trace, rerun_command(cli), std::nullopt};
+  // The HTML report shows each test's last verdicts before this run.
+  if (history && config.html) outputs.history = history->recent_outcomes(20);
   if (cli.message_format == MessageFormat::json) {
     dispatcher.add(std::make_unique<report::JsonLinesReporter>(stdout));
   } else {

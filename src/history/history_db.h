@@ -138,6 +138,10 @@ class HistoryDb {
   std::size_t run_count() const;
   // Each test's verdict in each of the last `last_runs` runs (history_page.h).
   RunVerdicts verdicts_by_run(std::size_t last_runs) const;
+  // Each test's last `window` verdicts, oldest first: "passed", "failed",
+  // ..., "flaky" for a pass on a retry (what the run report shows of a
+  // test's history).
+  std::map<std::string, std::vector<std::string>> recent_outcomes(std::size_t window) const;
   // Each test's last verdict (its last attempt of the newest run that had
   // it: not run and interrupted too), by test id: what --last-failed reads.
   std::map<std::string, Outcome> last_verdicts() const;

@@ -59,4 +59,21 @@ RunVerdicts HistoryDb::verdicts_by_run(std::size_t last_runs) const {
   return verdicts;
 }
 
+std::map<std::string, std::vector<std::string>> HistoryDb::recent_outcomes(
+    std::size_t window) const {
+  std::map<std::string, std::vector<std::string>> outcomes;
+  Prepared query(db_,
+                 "SELECT test_id, outcome, flaky FROM ("
+                 "  SELECT test_id, outcome, flaky, id, "
+                 "    ROW_NUMBER() OVER (PARTITION BY test_id ORDER BY id DESC) AS age"
+                 "  FROM attempts WHERE retrying = 0)"
+                 " WHERE age <= ? ORDER BY test_id, id");
+  if (!query.statement) return outcomes;
+  sqlite3_bind_int64(query.statement, 1, static_cast<sqlite3_int64>(window));
+  while (sqlite3_step(query.statement) == SQLITE_ROW)
+    outcomes[column_text(query.statement, 0)].push_back(
+        sqlite3_column_int(query.statement, 2) != 0 ? "flaky" : column_text(query.statement, 1));
+  return outcomes;
+}
+
 }  // namespace ranktest::history

@@ -99,6 +99,10 @@ void HtmlReporter::report(const events::Event& event) {
                                 ? nlohmann::ordered_json(nullptr)
                                 : nlohmann::ordered_json(text::repair_utf8(
                                       rerun_command_for(options_.rerun_command, e)));
+            const auto before = options_.history.find(e.test.id);
+            test["history"] = before == options_.history.end()
+                                  ? nlohmann::ordered_json::array()
+                                  : nlohmann::ordered_json(before->second);
             tests_.push_back(std::move(test));
           },
           [this, &event](const events::RunFinished&) { write(events::to_json(event)); }},

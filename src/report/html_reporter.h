@@ -10,6 +10,7 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -26,6 +27,10 @@ struct HtmlOptions {
   // All logs together; past it, a test's logs are named but not embedded,
   // so a run of 100k chatty tests still gives a file a browser can open.
   std::size_t total_log_bytes = 64 * 1024 * 1024;
+  // Each test's verdicts in the runs before this one, oldest first, from
+  // the history (empty without one, and in `ranktest report`): each test
+  // shows them beside its own.
+  std::map<std::string, std::vector<std::string>> history = {};
 };
 
 class HtmlReporter final : public events::Reporter {

@@ -62,6 +62,31 @@ TEST(HistoryPage, ShowsEveryTestOfFiveRunsWithFivePoints) {
     }
   EXPECT_TRUE(crashed_every_time) << facts.dump(2);
   EXPECT_FALSE(facts["slowest"].empty());
+
+  // The run report of a sixth run shows each test's five verdicts before
+  // it, then its own.
+  const auto sixth = run_ranktest(dir, {"run", "--html", "report.html"});
+  ASSERT_EQ(sixth.exit_code, 1) << sixth.err;
+  std::string report;
+  ASSERT_EQ(shell("/usr/bin/python3 " RANKTEST_SOURCE_DIR "/tests/browser/inspect_page.py " +
+                      (dir.path() / "report.html").string() + " " +
+                      (dir.path() / "report.png").string() + " " RANKTEST_SOURCE_DIR
+                      "/tests/browser/report_history_facts.js",
+                  &report),
+            0)
+      << report;
+  const auto opened = nlohmann::json::parse(report);
+  EXPECT_THAT(opened["console"], IsEmpty()) << opened["console"].dump(2);
+  std::size_t with_history = 0;
+  for (const auto& [id, strip] : opened["value"].items()) {
+    ASSERT_FALSE(strip.is_null()) << id;
+    EXPECT_EQ(strip["before"], 5) << id;
+    EXPECT_EQ(strip["now"], 1) << id;
+    EXPECT_THAT(strip["text"].get<std::string>(), ::testing::HasSubstr("ranktest history --test"));
+    with_history += strip["failedBefore"] == 5;
+  }
+  EXPECT_EQ(opened["value"].size(), ids.size());
+  EXPECT_GE(with_history, 1u) << "the test that crashed in every run shows five crashes";
 }
 
 }  // namespace
