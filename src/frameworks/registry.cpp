@@ -1,4 +1,4 @@
-// The registry of frameworks: what frameworks/framework_list.h lists.
+// The registry of frameworks: what model/framework_list.h lists.
 #include <fmt/format.h>
 
 #include "frameworks/framework_adapter.h"
@@ -8,13 +8,13 @@ namespace ranktest::frameworks {
 
 // Each defined in its room (frameworks/NAME/NAME_kind.cpp).
 #define RANKTEST_FRAMEWORK(name) const FrameworkKind& name##_framework();
-#include "frameworks/framework_list.h"
+#include "model/framework_list.h"
 #undef RANKTEST_FRAMEWORK
 
 const std::vector<const FrameworkKind*>& all_frameworks() {
   static const std::vector<const FrameworkKind*> frameworks{
 #define RANKTEST_FRAMEWORK(name) &name##_framework(),
-#include "frameworks/framework_list.h"
+#include "model/framework_list.h"
 #undef RANKTEST_FRAMEWORK
   };
   return frameworks;

@@ -123,7 +123,7 @@ std::map<Launcher, LauncherConfig> default_launcher_configs();
 
 // Kinds, each defined in launchers/NAME.cpp.
 #define RANKTEST_LAUNCHER(name) const LauncherKind& name##_kind();
-#include "launchers/launcher_list.h"
+#include "model/launcher_list.h"
 #undef RANKTEST_LAUNCHER
 
 }  // namespace ranktest::launchers

@@ -1,4 +1,4 @@
-// The registry of launchers: what launchers/launcher_list.h lists.
+// The registry of launchers: what model/launcher_list.h lists.
 #include "launchers/launcher_kind.h"
 
 namespace ranktest::launchers {
@@ -6,7 +6,7 @@ namespace ranktest::launchers {
 const std::vector<const LauncherKind*>& launcher_kinds() {
   static const std::vector<const LauncherKind*> kinds{
 #define RANKTEST_LAUNCHER(name) &name##_kind(),
-#include "launchers/launcher_list.h"
+#include "model/launcher_list.h"
 #undef RANKTEST_LAUNCHER
   };
   return kinds;

@@ -14,20 +14,20 @@ namespace ranktest {
 
 // Which framework a test is of: one value per room in src/frameworks/, whose
 // FrameworkKind (frameworks/framework_kind.h) gives its name and rules;
-// the list is frameworks/framework_list.h.
+// the list is model/framework_list.h.
 enum class SuiteKind : unsigned char {
 #define RANKTEST_FRAMEWORK(name) name,
-#include "frameworks/framework_list.h"
+#include "model/framework_list.h"
 #undef RANKTEST_FRAMEWORK
 };
 
 // What starts a test's ranks (docs/launchers.md): ranktest itself, on
-// this machine, or one of launchers/launcher_list.h (OpenMPI's mpirun, a
+// this machine, or one of model/launcher_list.h (OpenMPI's mpirun, a
 // Slurm job step).
 enum class Launcher : unsigned char {
   local,
 #define RANKTEST_LAUNCHER(name) name,
-#include "launchers/launcher_list.h"
+#include "model/launcher_list.h"
 #undef RANKTEST_LAUNCHER
 };
 

@@ -3,5 +3,6 @@
 // its value of Launcher (model/test_case.h) and its kind, NAME_kind(),
 // defined in launchers/NAME.cpp. The order is the order the registry offers
 // them in (launcher_kinds()).
+// It lives in model/ (the ground floor) because Launcher is made from it.
 RANKTEST_LAUNCHER(mpirun)
 RANKTEST_LAUNCHER(slurm)
