@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
-#include <ranges>
 #include <set>
 
 #include "app/exit_code.h"
@@ -108,15 +107,12 @@ int rerun_command(CommandLine cli, const std::string& run) {
   if (cli.devices.empty())
     for (const auto& [kind, ids] : devices)
       cli.devices.emplace_back(kind, std::vector<std::string>(ids.begin(), ids.end()));
+  std::vector<std::string> held;  // "cuda=2,3", as --devices takes them
+  for (const auto& [kind, ids] : devices) held.push_back(fmt::format("{}={}", kind, fmt::join(ids, ",")));
   fmt::print("ranktest: rerun of {}: the {} test{} that did not pass{}\n", started->run_id,
              again.size(), again.size() == 1 ? "" : "s",
-             devices.empty() ? std::string()
-                             : fmt::format(", on the devices they held ({})",
-                                           fmt::join(cli.devices | std::views::transform([](const auto& kind) {
-                                                       return fmt::format("{}={}", kind.first,
-                                                                          fmt::join(kind.second, ","));
-                                                     }),
-                                                     " ")));
+             held.empty() ? std::string()
+                          : fmt::format(", on the devices they held ({})", fmt::join(held, " ")));
   std::fflush(stdout);
   return run_command(cli);
 }
