@@ -35,19 +35,38 @@ std::optional<Error> read_table_array(const toml::table& root,
   return std::nullopt;
 }
 
+// TOML text as a table; a syntax error names file:line:column.
+Expected<toml::table> parse_toml(std::string_view toml_text, const std::string& file_name) {
+  try {
+    return toml::parse(toml_text, file_name);
+  } catch (const toml::parse_error& error) {
+    const auto& begin = error.source().begin;
+    return Error{fmt::format("{}:{}:{}: invalid TOML: {}", file_name, begin.line, begin.column,
+                             error.description())};
+  }
+}
+
+// A file's text; one that cannot be read is an error naming it and the
+// option that gave it.
+Expected<std::string> read_text(const std::filesystem::path& path, std::string_view what,
+                                std::string_view option) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Error{fmt::format("{}: cannot read the {} file; check the path given to {}",
+                             path.string(), what, option)};
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 }  // namespace
 
 Expected<Config> parse_config(std::string_view toml_text,
                               const std::string& file_name,
                               const std::filesystem::path& root) {
-  toml::table table;
-  try {
-    table = toml::parse(toml_text, file_name);
-  } catch (const toml::parse_error& error) {
-    const auto& begin = error.source().begin;
-    return Error{fmt::format("{}:{}:{}: invalid TOML: {}", file_name,
-                             begin.line, begin.column, error.description())};
-  }
+  auto parsed = parse_toml(toml_text, file_name);
+  if (!parsed) return parsed.error();
+  const toml::table& table = *parsed;
   Config config;
   config.root = root;
   config.state_dir = root / config.state_dir;
@@ -71,42 +90,26 @@ Expected<Config> parse_config(std::string_view toml_text,
 }
 
 Expected<std::vector<QuarantineEntry>> load_quarantine_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return Error{fmt::format("{}: cannot read the quarantine file; check the path given to "
-                             "--quarantine",
-                             path.string())};
-  std::stringstream text;
-  text << in.rdbuf();
+  const auto text = read_text(path, "quarantine", "--quarantine");
+  if (!text) return text.error();
   const auto file_name = path.string();
-  toml::table table;
-  try {
-    table = toml::parse(text.str(), file_name);
-  } catch (const toml::parse_error& error) {
-    const auto& begin = error.source().begin;
-    return Error{fmt::format("{}:{}:{}: invalid TOML: {}", file_name, begin.line, begin.column,
-                             error.description())};
-  }
+  const auto table = parse_toml(*text, file_name);
+  if (!table) return table.error();
   const TableReader top(file_name, "");
-  if (auto error = top.check_keys(table, {"quarantine"})) return *error;
+  if (auto error = top.check_keys(*table, {"quarantine"})) return *error;
   std::vector<QuarantineEntry> entries;
-  if (auto error = read_table_array(table, file_name, "quarantine", entries,
+  if (auto error = read_table_array(*table, file_name, "quarantine", entries,
                                     read_quarantine_entry))
     return *error;
   return entries;
 }
 
 Expected<Config> load_config_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return Error{fmt::format("{}: cannot read the configuration file; check "
-                             "the path given to --config",
-                             path.string())};
-  std::stringstream text;
-  text << in.rdbuf();
+  const auto text = read_text(path, "configuration", "--config");
+  if (!text) return text.error();
   auto root = path.parent_path();
   if (root.empty()) root = ".";
-  auto config = parse_config(text.str(), path.string(), root);
+  auto config = parse_config(*text, path.string(), root);
   if (config) config->file = path;
   return config;
 }

@@ -67,21 +67,10 @@ Json section(const std::vector<Figures>& all, Better better, Keep keep) {
   return Json(order);
 }
 
-// JSON inside <script>: no "</" can end the element early.
-std::string embeddable(const Json& json) {
-  std::string text = json.dump(-1, ' ', false, Json::error_handler_t::replace);
-  std::string out;
-  for (const char c : text) {
-    if (c == '<') out += "\\u003c";
-    else out += c;
-  }
-  return out;
-}
-
 constexpr std::string_view kPage = R"PAGE(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>@TITLE@</title>
+<title>ranktest history</title>
 <style>
 body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; }
 h1 { font-size: 1.3em; } h2 { font-size: 1.1em; margin-top: 1.6em; }
@@ -201,19 +190,6 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 </body></html>
 )PAGE";
 
-std::string html_text(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string history_page(const RunVerdicts& verdicts, const std::string& title) {
@@ -249,9 +225,9 @@ std::string history_page(const RunVerdicts& verdicts, const std::string& title) 
   const Json data = {{"title", text::repair_utf8(title)}, {"runs", std::move(runs)},
                      {"tests", std::move(tests)}, {"sections", sections}};
   std::string page(kPage);
-  // The data first: the title, before it in the page, is found first then.
-  page.replace(page.find("@DATA@"), 6, embeddable(data));
-  page.replace(page.find("@TITLE@"), 7, html_text(text::repair_utf8(title)));
+  // The title is the data's: the page's script sets it.
+  page.replace(page.find("@DATA@"), 6,
+               text::script_safe_json(data.dump(-1, ' ', false, Json::error_handler_t::replace)));
   return page;
 }
 

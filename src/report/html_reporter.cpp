@@ -27,13 +27,8 @@ bool passed_quietly(const TestResult& result) {
 }  // namespace
 
 std::string render_html_report(const nlohmann::ordered_json& data) {
-  std::string json = data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  std::string safe;
-  safe.reserve(json.size() + json.size() / 64);
-  for (const char c : json) {
-    if (c == '<') safe += "\\u003c";
-    else safe += c;
-  }
+  const std::string safe = text::script_safe_json(
+      data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   std::string page = kReportPageHtml;
   const auto at = page.find(kDataMarker);
   if (at == std::string::npos) throw std::logic_error("data/report.html has no data marker");

@@ -125,4 +125,14 @@ std::string keep_end_utf8(std::string_view text, std::size_t max_bytes) {
   return "…\n" + std::string(text.substr(cut));
 }
 
+std::string script_safe_json(std::string_view json) {
+  std::string safe;
+  safe.reserve(json.size() + json.size() / 64);
+  for (const char c : json) {
+    if (c == '<') safe += "\\u003c";
+    else safe += c;
+  }
+  return safe;
+}
+
 }  // namespace ranktest::text

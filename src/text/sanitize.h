@@ -16,6 +16,11 @@ std::string repair_utf8(std::string_view bytes);
 // characters XML forbids (they become "\xNN"; tab, newline and CR stay).
 std::string xml_safe(std::string_view bytes);
 
+// JSON text to embed in an HTML <script> element: every '<' written
+// \u003c (which JSON reads back as '<'), so nothing in it can close the
+// element.
+std::string script_safe_json(std::string_view json);
+
 // Text safe to print on a terminal: valid UTF-8 with control characters
 // (escape sequences included) written as "\xNN"; tab and newline stay.
 std::string terminal_safe(std::string_view bytes);
