@@ -94,12 +94,20 @@ if [[ $what == torch || $what == test_api || $what == all ]]; then
   else
     folder=$scratch/test_api
     mkdir -p "$folder"
-    setups=("test fork-server full" "test fork-server fast" "worker plain full"
-            "worker fork-server full")
+    # "default default default": no setting but the path, as a new user
+    # runs it (workers; the mode chosen by the binary's start-up).
+    # fork-exit = "full" last: each forked test runs libtorch's teardown
+    # (minutes).
+    setups=("default default default" "test fork-server fast" "worker plain full"
+            "worker fork-server full" "test fork-server full")
     for setup in "${setups[@]}"; do
       read -r isolation mode exit <<<"$setup"
-      printf '[[source]]\npaths = ["%s"]\nmode = "%s"\nisolation = "%s"\nfork-exit = "%s"\n' \
-        "$test_api" "$mode" "$isolation" "$exit" > "$folder/$isolation-$mode-$exit.toml"
+      if [[ $isolation == default ]]; then
+        printf '[[source]]\npaths = ["%s"]\n' "$test_api" > "$folder/$isolation-$mode-$exit.toml"
+      else
+        printf '[[source]]\npaths = ["%s"]\nmode = "%s"\nisolation = "%s"\nfork-exit = "%s"\n' \
+          "$test_api" "$mode" "$isolation" "$exit" > "$folder/$isolation-$mode-$exit.toml"
+      fi
       "$ranktest" list --config "$folder/$isolation-$mode-$exit.toml" >/dev/null 2>&1 || true  # listing cached
     done
     read -r alone alone_cpu < <(cd "$folder" && timed "$test_api")
@@ -108,7 +116,9 @@ if [[ $what == torch || $what == test_api || $what == all ]]; then
       read -r isolation mode exit <<<"$setup"
       goal=$([[ $isolation == test ]] && echo "1.5x" || echo "0.7x")
       read -r run run_cpu < <(timed "$ranktest" run -j2 --config "$folder/$isolation-$mode-$exit.toml" --status-level none)
-      echo "torch test_api: ranktest -j2 isolation = \"$isolation\", $mode, fork-exit = \"$exit\": ${run} s = $(ratio "$run" "$alone")x the binary alone (goal <= $goal), cpu ${run_cpu} s"
+      what="isolation = \"$isolation\", $mode, fork-exit = \"$exit\""
+      [[ $isolation == default ]] && what="no configuration (the defaults)"
+      echo "torch test_api: ranktest -j2 $what: ${run} s = $(ratio "$run" "$alone")x the binary alone (goal <= $goal), cpu ${run_cpu} s"
     done
   fi
 fi

@@ -126,8 +126,7 @@ int quality(int suites) {
     milliseconds device_time{0}, exclusive_time{0}, longest{0};
     for (int i = 0; i < 200; ++i) {
       auto& test = tests[static_cast<std::size_t>(i)];
-      test.id = "suite::T" + std::to_string(i);
-      test.name = test.id;
+      test.set_id("", "suite::T" + std::to_string(i));
       const int devices = 1 << (random() % 4);  // 1, 2, 4 or 8 of 8
       auto settings = std::make_shared<select::ResolvedSettings>();
       settings->devices["cpu-sim"] = devices;

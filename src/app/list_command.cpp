@@ -40,14 +40,14 @@ nlohmann::ordered_json test_json(const TestCase& test,
   const auto utf8 = [](const std::string& s) { return text::repair_utf8(s); };
   nlohmann::ordered_json json{
       {"id", utf8(test.id)},
-      {"name", utf8(test.name)},
+      {"name", utf8(std::string(test.name()))},
       {"kind", std::string(frameworks::framework_of(test.source->kind).name())},
       {"source", utf8(test.source->label)},
       {"executable", utf8(test.source->executable.string())},
       {"location", nullptr},
       {"type_param", utf8(test.detail().type_param)},
       {"value_param", utf8(test.detail().value_param)},
-      {"skip_reason", test.skip_reason ? nlohmann::ordered_json(*test.skip_reason)
+      {"skip_reason", test.skip_reason() ? nlohmann::ordered_json(*test.skip_reason())
                                        : nlohmann::ordered_json(nullptr)},
       {"timeout_ms", settings.timeout.count()},
       {"ranks", settings.ranks},
@@ -60,9 +60,8 @@ nlohmann::ordered_json test_json(const TestCase& test,
       {"mode", std::string(mode_of(*test.source))},
       {"start_up_ms", test.source->start_up ? nlohmann::ordered_json(test.source->start_up->count())
                                             : nlohmann::ordered_json(nullptr)}};
-  if (test.location)
-    json["location"] = {{"file", utf8(test.location->file)},
-                        {"line", test.location->line}};
+  if (test.where.file)
+    json["location"] = {{"file", utf8(*test.where.file)}, {"line", test.where.line}};
   return json;
 }
 
@@ -122,8 +121,8 @@ int list_command(const CommandLine& cli) {
   for (const auto* test : selected) {
     const auto settings = settings_of(*test);
     std::vector<std::string> notes;
-    if (test->skip_reason) {
-      notes.push_back(fmt::format("skipped: {}", *test->skip_reason));
+    if (test->skip_reason()) {
+      notes.push_back(fmt::format("skipped: {}", *test->skip_reason()));
       ++skipped;
     }
     if (settings.ranks > 1) notes.push_back(fmt::format("ranks {}", settings.ranks));

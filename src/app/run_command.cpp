@@ -55,7 +55,7 @@ std::vector<config::Hint> all_hints(const config::Config& config) {
 }
 
 events::TestInfo info_of(const TestCase& test) {
-  return events::TestInfo{test.id, test.name, test.source->label, test.location,
+  return events::TestInfo{test.id, std::string(test.name()), test.source->label, test.location(),
                           std::string(frameworks::framework_of(test.source->kind).name())};
 }
 
@@ -114,7 +114,7 @@ class RunRecorder final : public schedule::ScheduleObserver {
   void test_skipped(const TestCase& test) {
     TestResult result;
     result.outcome = Outcome::skipped;
-    result.reason = test.skip_reason.value_or("");
+    result.reason = test.skip_reason().value_or("");
     record(test, 0, {}, result);
   }
   const events::Counts& counts() const { return counts_; }
@@ -223,7 +223,7 @@ int run_command(const CommandLine& cli) {
     if (const auto found = recent.failed_alone.find(test.test->id);
         found != recent.failed_alone.end() && !found->second.stamp.empty() &&
         found->second.stamp == test.test->source->outcome_stamp)
-      test.failed_alone = std::move(found->second.failure);
+      test.failed_alone = std::make_shared<const std::string>(std::move(found->second.failure));
   }
   if (auto conflict = select::network_conflict(plan))
     return fail({ExitCode::usage_error, *conflict});

@@ -155,8 +155,8 @@ bool ProcessTestRunner::prepare_gtest_worker(RunningTest& running,
       ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0)
     return false;
   std::vector<std::string> names = running.assignment.run_first;
-  names.push_back(running.test->test->name);
-  for (const auto& follower : followers) names.push_back(follower.test->test->name);
+  names.emplace_back(running.test->test->name());
+  for (const auto& follower : followers) names.emplace_back(follower.test->test->name());
   std::string filter = "--gtest_filter=";
   for (std::size_t i = 0; i < names.size(); ++i)
     filter += (i ? ":" : "") + framework::gtest_filter_selecting(names[i]);
@@ -268,7 +268,7 @@ void ProcessTestRunner::gtest_event(RunningTest*& holder, const GtestStreamEvent
       if (!holder->began) {
         // Tests run first (narrowing down) or matched beside it by the
         // filter belong to its start; its own start starts its clock.
-        if (name != holder->test->test->name) return;
+        if (name != holder->test->test->name()) return;
         holder->began = true;
         holder->started = now;
         holder->start_clock(now, holder->test->settings->timeout, holder->test->settings->slow);
@@ -369,7 +369,7 @@ void ProcessTestRunner::gtest_test_ended(RunningTest& holder, const std::string&
   const bool skipped = gtest_slice(holder, end);
   const bool ok = (worker.current.passed || skipped) && worker.outside.empty();
   const auto follower = std::find_if(worker.queue.begin(), worker.queue.end(), [&](const auto& f) {
-    return f.test->test->name == next;
+    return f.test->test->name() == next;
   });
   const pid_t pid = slot.child.pid();
   const pid_t group = slot.child.process_group();

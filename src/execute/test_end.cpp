@@ -146,7 +146,7 @@ void ProcessTestRunner::judge_exit_probe(const RunningTest& running, const Rank&
     options_.warn(fmt::format(
         "{}'s exit-time teardown changes how a test ends ({}: {}); its forked tests exit "
         "fully, as a fresh process would (fork-exit = \"full\")",
-        test.source->label, test.name, rank.result ? rank.result->reason : std::string("?")));
+        test.source->label, test.name(), rank.result ? rank.result->reason : std::string("?")));
 }
 
 }  // namespace ranktest::execute

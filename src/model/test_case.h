@@ -3,11 +3,13 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ranktest {
@@ -132,6 +134,8 @@ struct TestDetails {
   std::string value_param;  // gtest value-parameterised tests: "\"a/b\""
   // pytest: what to pass pytest to run this test alone ("/abs/test_x.py::t").
   std::string run_argument;
+  // Set when the test is collected but must not run, e.g. "disabled".
+  std::optional<std::string> skip_reason;
   // Set when collecting this test's file failed: it is reported as an error
   // with this message, never silently lost.
   std::optional<std::string> collection_error;
@@ -150,23 +154,81 @@ struct TestDetails {
   std::vector<std::string> resource_locks;
 };
 
+// A test's place in the code, as a TestCase keeps it: the file a string
+// shared by the tests of one file (a binary's 100,000 tests are in a few
+// files; a copy each was a third of a test's memory).
+struct SharedLocation {
+  std::shared_ptr<const std::string> file;
+  int line = 0;
+};
+
+// Hands out one shared string per file name: consecutive tests are mostly
+// of one file, so the last one is kept at hand.
+class FileNames {
+ public:
+  std::shared_ptr<const std::string> shared(std::string file) {
+    if (last_ && *last_ == file) return last_;
+    auto& known = known_[file];
+    if (!known) known = std::make_shared<const std::string>(std::move(file));
+    return last_ = known;
+  }
+
+ private:
+  std::map<std::string, std::shared_ptr<const std::string>, std::less<>> known_;
+  std::shared_ptr<const std::string> last_;
+};
+
+// One discovered test. Kept small (a suite may hold 1,000,000 of them):
+// the name is a view of the id, the file is shared, and what only some
+// tests have (parameters, a skip reason, a framework's own fields) is in
+// TestDetails.
 struct TestCase {
   // Unique within a run: "<source label>::<framework name>".
   std::string id;
-  // The name the framework knows it by, e.g. "Suite/0.Name/3" for gtest.
-  std::string name;
   // Never null once discovered.
   std::shared_ptr<const TestSource> source;
-  std::optional<SourceLocation> location;
-  // Set when the test is collected but must not run, e.g. "disabled".
-  std::optional<std::string> skip_reason;
   // Null when the test has no details.
   std::shared_ptr<const TestDetails> details;
+  SharedLocation where;
+  // Where in `id` the name begins.
+  std::uint32_t name_from = 0;
+
+  // The id is `prefix` + `name` (the prefix "<label>::", or empty where
+  // the framework's own name is the id, as a pytest node id is).
+  void set_id(std::string_view prefix, std::string_view name) {
+    id.reserve(prefix.size() + name.size());
+    id.assign(prefix).append(name);
+    name_from = static_cast<std::uint32_t>(prefix.size());
+  }
+  // The name the framework knows it by, e.g. "Suite/0.Name/3" for gtest.
+  std::string_view name() const { return std::string_view(id).substr(name_from); }
+
+  std::optional<SourceLocation> location() const {
+    if (!where.file) return std::nullopt;
+    return SourceLocation{*where.file, where.line};
+  }
+  void set_location(const std::optional<SourceLocation>& location) {
+    where = location ? SharedLocation{std::make_shared<const std::string>(location->file),
+                                      location->line}
+                     : SharedLocation{};
+  }
+
+  // Set when the test is collected but must not run, e.g. "disabled".
+  const std::optional<std::string>& skip_reason() const { return detail().skip_reason; }
+  void set_skip_reason(std::string reason) { own_details().skip_reason = std::move(reason); }
 
   // Its details, or empty ones.
   const TestDetails& detail() const {
     static const TestDetails none;
     return details ? *details : none;
+  }
+  // Its details to change while it is discovered (a copy where they were
+  // shared).
+  TestDetails& own_details() {
+    auto copy = details ? std::make_shared<TestDetails>(*details) : std::make_shared<TestDetails>();
+    auto& own = *copy;
+    details = std::move(copy);
+    return own;
   }
 };
 

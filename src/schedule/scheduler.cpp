@@ -73,7 +73,7 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
   std::map<std::string, std::string> name_of_id;
   const auto names_of = [&](const std::vector<std::string>& ids) {
     if (name_of_id.empty())
-      for (const auto& test : plan) name_of_id[test.test->id] = test.test->name;
+      for (const auto& test : plan) name_of_id[test.test->id] = test.test->name();
     std::vector<std::string> names;
     for (const auto& id : ids) {
       const auto found = name_of_id.find(id);
@@ -319,8 +319,8 @@ ScheduleResult run_schedule(const std::vector<select::PlannedTest>& plan,
       const bool first_shared_failure = failed &&
                                         (finished.forked || !finished.ran_before.empty()) &&
                                         found == diagnosis.end() && going_on;
-      if (first_shared_failure && !test.failed_alone.empty() &&
-          test.failed_alone == failure_signature(finished.result)) {
+      if (first_shared_failure && test.failed_alone &&
+          *test.failed_alone == failure_signature(finished.result)) {
         // It failed the same way alone, as a fresh process, in its recent
         // verdicts: running it alone again would say so once more, at a
         // fresh interpreter's cost (history.md). Its retries run fresh.

@@ -18,7 +18,7 @@ bool ResolvedSettings::ranks_run_here() const {
 }
 
 bool glob_matches_test(const std::string& glob, const TestCase& test) {
-  return text::glob_match(glob, test.id) || text::glob_match(glob, test.name);
+  return text::glob_match(glob, test.id) || text::glob_match(glob, std::string(test.name()));
 }
 
 bool selection_matches(const Selection& selection, const TestCase& test) {
@@ -26,7 +26,7 @@ bool selection_matches(const Selection& selection, const TestCase& test) {
   for (const auto& glob : selection.globs)
     if (glob_matches_test(glob, test)) return true;
   for (const auto& name : selection.exact)
-    if (name == test.id || name == test.name) return true;
+    if (name == test.id || name == test.name()) return true;
   return false;
 }
 
@@ -206,7 +206,7 @@ TestPlan plan_tests(std::vector<TestCase> tests,
     const auto& test = plan.tests[i];
     if (!selected[i]) {
       ++plan.filtered_out;
-    } else if (test.skip_reason) {
+    } else if (test.skip_reason()) {
       plan.to_skip.push_back(&test);
     } else {
       auto settings = resolve_settings(config, test);

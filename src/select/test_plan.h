@@ -80,13 +80,14 @@ void add_resource_group_devices(const TestCase& test, const std::map<std::string
 struct PlannedTest {
   const TestCase* test = nullptr;
   std::shared_ptr<const ResolvedSettings> settings;
+  // How it failed alone, as a fresh process, in its recent verdicts
+  // (failure_signature; history's failed_alone); null: it did not. The
+  // same failure forked or after other tests is not run again alone.
+  // (A pointer: most tests have none, and a plan may hold 1,000,000.)
+  std::shared_ptr<const std::string> failed_alone = {};
   // It failed only when forked in a recent run (history): it runs as a
   // fresh process from its first attempt, never forked.
   bool fresh_process = false;
-  // How it failed alone, as a fresh process, in its recent verdicts
-  // (failure_signature; history's failed_alone); empty: it did not. The
-  // same failure forked or after other tests is not run again alone.
-  std::string failed_alone = {};
   // Its last verdict in the history did not pass (--last-failed,
   // --failed-first): a gtest worker's share holds only tests alike in
   // this, so --failed-first starts them all before the rest.

@@ -35,7 +35,7 @@ TEST(CtestListing, CommandDirectoryAndEnvironmentAreCtests) {
   ASSERT_EQ(found.tests.size(), 1u);
   const auto& test = found.tests[0];
   EXPECT_EQ(test.id, "build::tool.case");
-  EXPECT_EQ(test.name, "tool.case");
+  EXPECT_EQ(test.name(), "tool.case");
   EXPECT_EQ(test.source->kind, SuiteKind::ctest);
   EXPECT_EQ(test.source->executable, "/build/tool");
   EXPECT_EQ(test.source->extra_args, (std::vector<std::string>{"--flag", "x y"}));
@@ -44,9 +44,9 @@ TEST(CtestListing, CommandDirectoryAndEnvironmentAreCtests) {
   EXPECT_EQ(test.source->env.at("SHARED"), "test");
   EXPECT_EQ(test.source->env.at("FROM_SOURCE"), "1");
   EXPECT_EQ(test.source->env.at("A"), "b=c");
-  ASSERT_TRUE(test.location);
-  EXPECT_EQ(test.location->file, "/src/CMakeLists.txt");
-  EXPECT_EQ(test.location->line, 7);
+  ASSERT_TRUE(test.location());
+  EXPECT_EQ(test.location()->file, "/src/CMakeLists.txt");
+  EXPECT_EQ(test.location()->line, 7);
   EXPECT_TRUE(found.warnings.empty());
 }
 
@@ -180,7 +180,7 @@ TEST(CtestResources, GrantedDevicesAreToldAsCtestTellsThem) {
 
 TEST(CtestListing, DisabledIsSkipped) {
   const auto found = parse(R"({"name": "DISABLED", "value": true})");
-  ASSERT_TRUE(found.tests[0].skip_reason);
+  ASSERT_TRUE(found.tests[0].skip_reason());
 }
 
 TEST(CtestListing, NotCtestsJsonIsAnError) {

@@ -1,5 +1,7 @@
 #include "frameworks/gtest/gtest_listing.h"
 
+#include "frameworks/gtest/gtest_discoverer.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -134,6 +136,39 @@ TEST(ListingJson, ReadsAFileFromWhereTheListingStarts) {
   const auto missing = read_listing_json_file(file, 0, ListingSink{{}, [](ListedTest&&) {}});
   ASSERT_FALSE(missing);
   EXPECT_NE(missing.error().message.find(file.string()), std::string::npos);
+}
+
+// What a binary's listing makes of its tests: the id is the label and the
+// name (the name a view of it), the tests of one file share the file's
+// name (a binary of 1,000,000 tests in a few files holds a few copies),
+// and a disabled test, parameters or not, is skipped as "disabled".
+TEST(ListingJson, TestsOfOneFileShareItsName) {
+  GtestBinary binary;
+  binary.label = "bin";
+  binary.executable = "/bin/true";
+  std::vector<TestCase> tests;
+  const auto read = read_listing_json(
+      R"({"testsuites": [{"name": "S", "testsuite": [)"
+      R"({"name": "A", "file": "/src/a.cpp", "line": 3},)"
+      R"({"name": "DISABLED_B", "file": "/src/a.cpp", "line": 9},)"
+      R"({"name": "C", "file": "/src/c.cpp", "line": 1},)"
+      R"({"name": "D", "file": "/src/a.cpp", "line": 12, "value_param": "7"}]}]})",
+      gtest_test_sink(binary, tests));
+  ASSERT_TRUE(read) << read.error().message;
+  ASSERT_EQ(tests.size(), 4u);
+  EXPECT_EQ(tests[0].id, "bin::S.A");
+  EXPECT_EQ(tests[0].name(), "S.A");
+  EXPECT_EQ(tests[3].name(), "S.D");
+  ASSERT_TRUE(tests[0].location());
+  EXPECT_EQ(tests[0].location()->file, "/src/a.cpp");
+  EXPECT_EQ(tests[1].location()->line, 9);
+  EXPECT_EQ(tests[0].where.file.get(), tests[1].where.file.get());
+  EXPECT_EQ(tests[0].where.file.get(), tests[3].where.file.get()) << "a.cpp again after c.cpp";
+  EXPECT_NE(tests[0].where.file.get(), tests[2].where.file.get());
+  EXPECT_FALSE(tests[0].skip_reason());
+  EXPECT_EQ(tests[1].skip_reason().value_or(""), "disabled");
+  EXPECT_EQ(tests[3].detail().value_param, "7");
+  EXPECT_FALSE(tests[3].skip_reason());
 }
 
 TEST(ListingJson, RejectsOtherJson) {

@@ -56,7 +56,7 @@ class FakeRunner : public TestRunner {
       EXPECT_FALSE(plan_[index].settings->exclusive) << "started beside an exclusive test";
     running_.emplace_back(assignment.test_index, assignment);
     max_running_ = std::max(max_running_, running_.size());
-    ++starts_[test.test->name];
+    ++starts_[std::string(test.test->name())];
   }
 
   RunnerWakeup wait(std::optional<std::chrono::steady_clock::time_point>) override {
@@ -75,7 +75,7 @@ class FakeRunner : public TestRunner {
       for (const auto& id : ids) busy_devices_.erase(kind + ":" + id);
     busy_ports_.erase(assignment.grant.port);
     TestResult result;
-    const auto& name = plan_[test_index].test->name;
+    const auto name = std::string(plan_[test_index].test->name());
     result.outcome = stopped_ ? Outcome::interrupted
                               : (outcomes_.count(name) ? outcomes_[name] : Outcome::passed);
     wakeup.finished.push_back({assignment, result});
@@ -117,11 +117,11 @@ class Recorder : public ScheduleObserver {
  public:
   void test_started(const select::PlannedTest&, const Assignment&) override { ++started; }
   void test_finished(const select::PlannedTest& test, const Finished& finished) override {
-    EXPECT_TRUE(outcomes.emplace(test.test->name, finished.result.outcome).second)
-        << test.test->name << " finished twice";
+    EXPECT_TRUE(outcomes.emplace(std::string(test.test->name()), finished.result.outcome).second)
+        << std::string(test.test->name()) << " finished twice";
   }
   void test_not_run(const select::PlannedTest& test, const std::string& reason) override {
-    not_run[test.test->name] = reason;
+    not_run[std::string(test.test->name())] = reason;
   }
   void test_slow(const select::PlannedTest&, const SlowNotice&) override {}
   int started = 0;
@@ -140,8 +140,7 @@ inline Plan make_plan(int count) {
   Plan plan;
   for (int i = 0; i < count; ++i) {
     auto& test = plan.cases.emplace_back();
-    test.name = "T." + std::to_string(i);
-    test.id = "bin::" + test.name;
+    test.set_id("bin::", "T." + std::to_string(i));
     plan.push_back(select::PlannedTest{&test, std::make_shared<select::ResolvedSettings>()});
   }
   return plan;
@@ -167,7 +166,7 @@ inline ResourcePool make_pool(int slots, config::DeviceInventory devices = {},
 struct EveryAttempt : ScheduleObserver {
   void test_started(const select::PlannedTest&, const Assignment&) override {}
   void test_finished(const select::PlannedTest& test, const Finished& f) override {
-    attempts.emplace_back(test.test->name, f);
+    attempts.emplace_back(std::string(test.test->name()), f);
   }
   void test_not_run(const select::PlannedTest&, const std::string&) override {}
   void test_slow(const select::PlannedTest&, const SlowNotice&) override {}

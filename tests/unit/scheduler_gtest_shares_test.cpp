@@ -20,12 +20,12 @@ class GtestShares : public TestRunner {
       : plan_(plan), ends_(std::move(ends)) {}
 
   void start(const select::PlannedTest& test, const Assignment& assignment) override {
-    std::vector<std::string> share{test.test->name};
+    std::vector<std::string> share{std::string(test.test->name())};
     for (const auto& follower : assignment.followers) {
       EXPECT_EQ(follower.test, &plan_[follower.test_index]);
       EXPECT_EQ(follower.test->test->source, test.test->source) << "a share is one binary's";
       EXPECT_GT(follower.test->test, test.test) << "registered after the share's first";
-      share.push_back(follower.test->test->name);
+      share.push_back(std::string(follower.test->test->name()));
     }
     shares_.push_back(share);
     running_.push_back(assignment);
@@ -42,7 +42,7 @@ class GtestShares : public TestRunner {
     Grant grant = std::move(tests.front().grant);
     tests.front().grant = {};
     for (std::size_t i = 0; i < tests.size(); ++i) {
-      const auto& name = plan_[tests[i].test_index].test->name;
+      const auto name = std::string(plan_[tests[i].test_index].test->name());
       const auto end = ends_.find(name);
       if (i > 0) wakeup.started.push_back(tests[i]);
       TestResult result;
@@ -88,8 +88,7 @@ struct SharePlan {
   std::shared_ptr<TestSource> second = std::make_shared<TestSource>();
   SharePlan() {
     for (std::size_t i = 0; i < cases.size(); ++i) {
-      cases[i].name = "T." + std::to_string(i);
-      cases[i].id = "bin::" + cases[i].name;
+      cases[i].set_id("bin::", "T." + std::to_string(i));
       cases[i].source = i < 10 ? first : second;
       auto settings = std::make_shared<select::ResolvedSettings>();
       settings->worker_isolation = true;

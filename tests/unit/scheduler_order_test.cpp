@@ -19,10 +19,10 @@ class OrderChecker : public ScheduleObserver {
     const auto index = assignment.test_index;
     for (const auto& prerequisite : order_.before[index]) {
       EXPECT_TRUE(final_.count(prerequisite.index))
-          << test.test->name << " started before " << plan_[prerequisite.index].test->name;
+          << std::string(test.test->name()) << " started before " << std::string(plan_[prerequisite.index].test->name());
       if (prerequisite.must_pass && final_.count(prerequisite.index)) {
         EXPECT_TRUE(ended_cleanly(final_[prerequisite.index]))
-            << test.test->name << " started after its setup failed";
+            << std::string(test.test->name()) << " started after its setup failed";
       }
     }
     for (const auto& lock : test.test->detail().resource_locks)
@@ -33,11 +33,11 @@ class OrderChecker : public ScheduleObserver {
     for (const auto& lock : test.test->detail().resource_locks) held_.erase(lock);
     if (finished.retrying) return;
     EXPECT_TRUE(final_.emplace(finished.assignment.test_index, finished.result.outcome).second)
-        << test.test->name << " ended twice";
+        << std::string(test.test->name()) << " ended twice";
   }
   void test_not_run(const select::PlannedTest& test, const std::string& reason) override {
     const auto index = static_cast<std::size_t>(&test - plan_.data());
-    EXPECT_TRUE(final_.emplace(index, Outcome::not_run).second) << test.test->name;
+    EXPECT_TRUE(final_.emplace(index, Outcome::not_run).second) << std::string(test.test->name());
     reasons[index] = reason;
   }
   void test_slow(const select::PlannedTest&, const SlowNotice&) override {}
@@ -81,7 +81,7 @@ TEST(Scheduler, RandomisedPrerequisitesAndLocksAreKept) {
       if (pick(3) == 0) lock(plan, i, {"L" + std::to_string(pick(2))});
       settings_of(plan[i]).exclusive = pick(15) == 0;
       settings_of(plan[i]).retries = pick(4) == 0 ? 1 : 0;
-      if (pick(4) == 0) outcomes[plan[i].test->name] = Outcome::failed;
+      if (pick(4) == 0) outcomes[std::string(plan[i].test->name())] = Outcome::failed;
     }
     FakeRunner runner(plan, outcomes, seed);
     OrderChecker checker(plan, options.order);

@@ -27,7 +27,7 @@ TEST(Scheduler, RandomisedSuitesNeverShareAndRunEveryTestOnce) {
       if (gpus && pick(3) == 0) settings_of(test).devices["cuda"] = 1 + pick(gpus);
       if (tpus && pick(4) == 0) settings_of(test).devices["tpu"] = 1 + pick(tpus);
       settings_of(test).exclusive = pick(20) == 0;
-      if (pick(4) == 0) outcomes[test.test->name] = Outcome::failed;
+      if (pick(4) == 0) outcomes[std::string(test.test->name())] = Outcome::failed;
     }
     std::mt19937 port_random(seed);
     FakeRunner runner(plan, outcomes, seed);
@@ -66,10 +66,10 @@ TEST(Scheduler, FailedTestsAreRetriedAndOnlyTheLastAttemptCounts) {
   struct Attempts : ScheduleObserver {
     void test_started(const select::PlannedTest&, const Assignment&) override {}
     void test_finished(const select::PlannedTest& test, const Finished& finished) override {
-      seen[test.test->name].emplace_back(finished.assignment.attempt, finished.retrying);
+      seen[std::string(test.test->name())].emplace_back(finished.assignment.attempt, finished.retrying);
     }
     void test_not_run(const select::PlannedTest& test, const std::string&) override {
-      not_run.push_back(test.test->name);
+      not_run.push_back(std::string(test.test->name()));
     }
     void test_slow(const select::PlannedTest&, const SlowNotice&) override {}
     std::map<std::string, std::vector<std::pair<int, bool>>> seen;
@@ -126,18 +126,18 @@ TEST(Scheduler, AForkedFailureIsConfirmedInAFreshProcessThenForkedAgain) {
       return wakeup;
     }
     void failed_only_forked(const select::PlannedTest& test, Outcome) override {
-      told_fork_only.push_back(test.test->name);
+      told_fork_only.push_back(std::string(test.test->name()));
     }
     std::vector<std::string> told_fork_only;
   };
   struct Attempts : ScheduleObserver {
     void test_started(const select::PlannedTest&, const Assignment&) override {}
     void test_finished(const select::PlannedTest& test, const Finished& finished) override {
-      seen[test.test->name].push_back(fmt::format(
+      seen[std::string(test.test->name())].push_back(fmt::format(
           "{}{}{}{} {}", finished.assignment.attempt, finished.assignment.fresh_process ? " fresh" : "",
           finished.retrying ? " retrying" : "", finished.fork_only ? " fork-only" : "",
           to_string(finished.result.outcome)));
-      reasons[test.test->name] = finished.result.reason;
+      reasons[std::string(test.test->name())] = finished.result.reason;
     }
     void test_not_run(const select::PlannedTest&, const std::string&) override {}
     void test_slow(const select::PlannedTest&, const SlowNotice&) override {}
@@ -221,7 +221,7 @@ TEST(Scheduler, DevicesAreGrantedDisjointlyInInventoryOrder) {
   settings_of(plan[1]).devices["cuda"] = 2;
   struct Capture : Recorder {
     void test_started(const select::PlannedTest& t, const Assignment& a) override {
-      granted[t.test->name] = a.grant.devices.at("cuda");
+      granted[std::string(t.test->name())] = a.grant.devices.at("cuda");
     }
     std::map<std::string, std::vector<std::string>> granted;
   } recorder;

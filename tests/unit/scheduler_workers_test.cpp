@@ -79,11 +79,11 @@ TEST(Scheduler, AFailureSeenAloneLatelyIsNotRunAloneAgain) {
   TestResult earlier;
   earlier.outcome = Outcome::failed;
   earlier.reason = "assert failed";
-  plan[0].failed_alone = failure_signature(earlier);
-  plan[1].failed_alone = failure_signature(earlier);
+  plan[0].failed_alone = std::make_shared<const std::string>(failure_signature(earlier));
+  plan[1].failed_alone = std::make_shared<const std::string>(failure_signature(earlier));
   settings_of(plan[1]).retries = 1;
   earlier.reason = "another assertion";
-  plan[2].failed_alone = failure_signature(earlier);
+  plan[2].failed_alone = std::make_shared<const std::string>(failure_signature(earlier));
   InWorkers runner(plan, [](Finished& finished) {
     if (finished.forked) finished.ran_before = {"earlier::A"};
     finished.result.outcome = Outcome::failed;
@@ -110,7 +110,7 @@ TEST(Scheduler, AFailureSeenAloneLatelyIsNotRunAloneAgain) {
   TestResult kept;
   kept.outcome = Outcome::failed;
   kept.reason = reasons["T.0"];
-  EXPECT_EQ(failure_signature(kept), plan[0].failed_alone);
+  EXPECT_EQ(failure_signature(kept), *plan[0].failed_alone);
 }
 
 // Narrowing down: T.0 fails in a worker after A, B, C and D, and whenever

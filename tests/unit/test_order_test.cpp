@@ -25,8 +25,7 @@ class CtestTest {
     source->kind = SuiteKind::ctest;
     source->label = label;
     source->executable = "/bin/true";
-    test_.name = name;
-    test_.id = label + "::" + name;
+    test_.set_id(label + "::", name);
     test_.source = std::move(source);
   }
   CtestTest& depends(std::vector<std::string> names) {
@@ -126,7 +125,7 @@ TEST(TestOrder, ACircleIsFoundInWaitingOrder) {
   // Each waits for the next, the last for the first.
   ASSERT_EQ(cycle->size(), 3u);
   std::vector<std::string> names;
-  for (const auto index : *cycle) names.push_back(tests[index].name);
+  for (const auto index : *cycle) names.push_back(std::string(tests[index].name()));
   std::rotate(names.begin(), std::find(names.begin(), names.end(), "a"), names.end());
   EXPECT_EQ(names, (std::vector<std::string>{"a", "b", "c"}));
 }

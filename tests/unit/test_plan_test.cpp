@@ -16,10 +16,9 @@ std::shared_ptr<const TestSource> source_with(std::optional<Launcher> launcher =
 TestCase make_test(const std::string& name, bool disabled = false) {
   static const auto source = source_with();
   TestCase test;
-  test.name = name;
+  test.set_id("bin::", name);
   test.source = source;
-  test.id = "bin::" + name;
-  if (disabled) test.skip_reason = "disabled";
+  if (disabled) test.set_skip_reason("disabled");
   return test;
 }
 
@@ -70,7 +69,7 @@ TEST(Plan, SplitsRunSkipAndFilteredOut) {
                                     make_test("B.Three")};
   const auto plan = plan_tests(tests, Selection{{"A.*"}, {}}, config);
   ASSERT_EQ(plan.to_run.size(), 1u);
-  EXPECT_EQ(plan.to_run[0].test->name, "A.One");
+  EXPECT_EQ(std::string(plan.to_run[0].test->name()), "A.One");
   ASSERT_EQ(plan.to_skip.size(), 1u);
   EXPECT_EQ(plan.filtered_out, 1u);
 }
@@ -234,7 +233,7 @@ TEST(Plan, LongestExpectedFirstWithUnknownTestsAhead) {
                               {"bin::A.Long", std::chrono::seconds(30)},
                               {"bin::A.Middle", std::chrono::seconds(2)}});
   std::vector<std::string> order;
-  for (const auto& test : tests) order.push_back(test.test->name);
+  for (const auto& test : tests) order.push_back(std::string(test.test->name()));
   EXPECT_EQ(order, (std::vector<std::string>{"A.New", "A.Newer", "A.Long", "A.Middle",
                                              "A.Short"}));
 }

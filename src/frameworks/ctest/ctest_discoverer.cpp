@@ -109,8 +109,8 @@ std::optional<std::string> waiting_circle(const std::vector<TestCase>& tests) {
   const auto cycle = select::find_cycle(select::prerequisites_among(pointers));
   if (!cycle) return std::nullopt;
   std::string text;
-  for (const auto index : *cycle) text += tests[index].name + " waits for ";
-  return text + tests[cycle->front()].name;
+  for (const auto index : *cycle) text.append(tests[index].name()).append(" waits for ");
+  return text.append(tests[cycle->front()].name());
 }
 
 }  // namespace
@@ -130,9 +130,8 @@ Expected<DiscoveredCtest> parse_ctest_listing(std::string_view json, const std::
     if (!entry.is_object() || !entry.contains("name") || !entry["name"].is_string())
       return Error{"ctest's listing has a test without a name"};
     TestCase test;
-    test.name = entry["name"].get<std::string>();
-    test.id = label + "::" + test.name;
-    test.location = location_of(entry, graph);
+    test.set_id(label + "::", entry["name"].get<std::string>());
+    test.set_location(location_of(entry, graph));
     auto test_source = std::make_shared<TestSource>();
     test_source->kind = SuiteKind::ctest;
     test_source->label = label;
@@ -202,7 +201,7 @@ Expected<DiscoveredCtest> parse_ctest_listing(std::string_view json, const std::
       } else if (name == "RESOURCE_LOCK") {
         details->resource_locks = string_list(value);
       } else if (name == "DISABLED") {
-        if (truthy(value)) test.skip_reason = "disabled (CTest property DISABLED)";
+        if (truthy(value)) details->skip_reason = "disabled (CTest property DISABLED)";
       } else if (name == "PASS_REGULAR_EXPRESSION" || name == "FAIL_REGULAR_EXPRESSION") {
         // Ignoring either could turn a failing test green: refused instead.
         refusals.push_back(fmt::format(
@@ -210,7 +209,7 @@ Expected<DiscoveredCtest> parse_ctest_listing(std::string_view json, const std::
             "with ctest, or judge it by exit code and remove the property",
             name));
       } else if (!quietly_ignored().contains(name)) {
-        unhonoured[name].push_back(test.name);
+        unhonoured[name].emplace_back(test.name());
       }
     }
     if (!refusals.empty())

@@ -29,7 +29,7 @@ class GtestAdapter final : public FrameworkAdapter {
     // The user's arguments first: gtest takes the last of a repeated flag,
     // so ranktest's own filter and report path win.
     plan.argv.insert(plan.argv.end(), source.extra_args.begin(), source.extra_args.end());
-    plan.argv.push_back("--gtest_filter=" + framework::gtest_filter_selecting(test.name));
+    plan.argv.push_back("--gtest_filter=" + framework::gtest_filter_selecting(std::string(test.name())));
     plan.argv.push_back("--gtest_output=json:" + report.string());
     plan.set.emplace_back("GTEST_COLOR", "no");
     plan.remove = framework::gtest_variables_to_remove();
@@ -39,10 +39,10 @@ class GtestAdapter final : public FrameworkAdapter {
                    const std::optional<std::string>& report,
                    std::string_view log_tail) const override {
     std::optional<GtestVerdict> verdict;
-    if (report) verdict = read_gtest_verdict(*report, test.name);
+    if (report) verdict = read_gtest_verdict(*report, std::string(test.name()));
     RankReading reading;
     reading.result = classify_gtest_test(end, verdict, log_tail);
-    reading.excerpt = gtest_test_output(log_tail, test.name, reading.result.failures);
+    reading.excerpt = gtest_test_output(log_tail, std::string(test.name()), reading.result.failures);
     return reading;
   }
 
@@ -68,7 +68,7 @@ class GtestAdapter final : public FrameworkAdapter {
   std::optional<bool> exit_agrees(const TestCase& test, const ProcessExit& exit,
                                   const std::optional<std::string>& report) const override {
     if (!report) return std::nullopt;
-    return exit_agrees_with_report(exit, read_gtest_verdict(*report, test.name));
+    return exit_agrees_with_report(exit, read_gtest_verdict(*report, std::string(test.name())));
   }
 };
 

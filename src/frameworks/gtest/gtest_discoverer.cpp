@@ -330,19 +330,21 @@ ListingSink gtest_test_sink(const GtestBinary& binary, std::vector<TestCase>& in
                                         info.st_mtim.tv_nsec);
   return ListingSink{
       [&into](std::size_t count) { into.reserve(into.size() + count); },
-      [&into, source = std::shared_ptr<const TestSource>(std::move(source))](ListedTest&& listed) {
+      [&into, source = std::shared_ptr<const TestSource>(std::move(source)),
+       prefix = binary.label + "::",
+       files = std::make_shared<FileNames>()](ListedTest&& listed) {
         TestCase test;
-        test.name = listed.full_name();
-        test.id = source->label + "::" + test.name;
+        test.set_id(prefix, listed.full_name());
         test.source = source;
-        test.location = std::move(listed.location);
-        if (!listed.type_param.empty() || !listed.value_param.empty()) {
+        if (listed.location)
+          test.where = {files->shared(std::move(listed.location->file)), listed.location->line};
+        if (!listed.type_param.empty() || !listed.value_param.empty() || listed.disabled()) {
           auto details = std::make_shared<TestDetails>();
           details->type_param = std::move(listed.type_param);
           details->value_param = std::move(listed.value_param);
+          if (listed.disabled()) details->skip_reason = "disabled";
           test.details = std::move(details);
         }
-        if (listed.disabled()) test.skip_reason = "disabled";
         into.push_back(std::move(test));
       }};
 }

@@ -25,7 +25,7 @@ class PytestAdapter final : public FrameworkAdapter {
     plan.argv.push_back("-s");
     plan.argv.insert(plan.argv.end(), source.extra_args.begin(), source.extra_args.end());
     const auto& run_argument = test.detail().run_argument;
-    plan.argv.push_back(run_argument.empty() ? test.name : run_argument);
+    plan.argv.push_back(run_argument.empty() ? std::string(test.name()) : run_argument);
     if (const auto plugin = framework::pytest_plugin_path())
       framework::put_plugin_on_python_path(plan.set, *plugin);
     plan.set.emplace_back("PYTHONUNBUFFERED", "1");
@@ -37,12 +37,12 @@ class PytestAdapter final : public FrameworkAdapter {
                    const std::optional<std::string>& report,
                    std::string_view log_tail) const override {
     std::optional<PytestVerdict> verdict;
-    if (report) verdict = read_pytest_verdict(*report, test.name);
+    if (report) verdict = read_pytest_verdict(*report, std::string(test.name()));
     RankReading reading;
     reading.result = classify_pytest_test(end, verdict);
     if (verdict) reading.failed_at = verdict->failed_at;
     // What the test printed, less the failure report the plugin appends.
-    reading.excerpt = std::string(log_tail.substr(0, log_tail.find("\n" + test.name + " FAILED in ")));
+    reading.excerpt = std::string(log_tail.substr(0, log_tail.find("\n" + std::string(test.name()) + " FAILED in ")));
     return reading;
   }
 
@@ -72,7 +72,7 @@ class PytestAdapter final : public FrameworkAdapter {
   void add_fork_request(const TestCase& test, const std::vector<std::string>& argv,
                         const std::vector<std::string>& environment, bool,
                         nlohmann::json& message) const override {
-    message["nodeid"] = test.name;
+    message["nodeid"] = std::string(test.name());
     // pytest's arguments as a fresh process gets them (python -m pytest
     // ARGS): the forked test's sys.argv, which a test that starts pytest
     // again for another rank (Lightning's launcher) passes on.

@@ -214,12 +214,14 @@ Expected<std::vector<TestCase>> parse_pytest_collection(std::string_view text,
   const auto rootdir = json.value("rootdir", std::string());
   // One source per file, labelled by it: the tests of a file share it.
   std::map<std::string, std::shared_ptr<const TestSource>> sources;
+  // The file of the test just made: its location's file, shared by its
+  // neighbours (the tests of one file come together).
+  std::shared_ptr<const std::string> shared_label;
   const auto base = [&](const std::string& nodeid) {
     if (files && !rootdir.empty() && nodeid != ".")
       files->insert((fs::path(rootdir) / nodeid.substr(0, nodeid.find("::"))).lexically_normal());
     TestCase test;
-    test.id = nodeid;
-    test.name = nodeid;
+    test.set_id("", nodeid);
     const auto label = nodeid.substr(0, nodeid.find("::"));
     auto& source = sources[label];
     if (!source) {
@@ -229,6 +231,7 @@ Expected<std::vector<TestCase>> parse_pytest_collection(std::string_view text,
       source = std::move(made);
     }
     test.source = source;
+    if (!shared_label || *shared_label != label) shared_label = std::make_shared<const std::string>(label);
     return test;
   };
   for (const auto& entry : json["tests"]) {
@@ -247,9 +250,9 @@ Expected<std::vector<TestCase>> parse_pytest_collection(std::string_view text,
       if (auto bytes = text::from_hex(entry["argument_hex"].get<std::string>()))
         details->run_argument = *bytes;
     if (entry.contains("line") && entry["line"].is_number_integer())
-      test.location = SourceLocation{test.source->label, entry["line"].get<int>()};
+      test.where = {shared_label, entry["line"].get<int>()};
     if (entry.contains("skip") && entry["skip"].is_string())
-      test.skip_reason = entry["skip"].get<std::string>();
+      details->skip_reason = entry["skip"].get<std::string>();
     if (entry.contains("ranktest")) {
       auto declared = declared_settings(entry["ranktest"]);
       if (declared)
@@ -286,7 +289,7 @@ Expected<std::vector<TestCase>> parse_pytest_collection(std::string_view text,
       TestCase test = base(nodeid);
       auto details = std::make_shared<TestDetails>();
       details->run_argument = nodeid;
-      test.skip_reason = skipped.value("reason", std::string("skipped"));
+      details->skip_reason = skipped.value("reason", std::string("skipped"));
       test.details = std::move(details);
       tests.push_back(std::move(test));
     }
