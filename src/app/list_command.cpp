@@ -68,10 +68,6 @@ nlohmann::ordered_json test_json(const TestCase& test,
 }  // namespace
 
 int list_command(const CommandLine& cli) {
-  const auto fail = [](const Failure& failure) {
-    fmt::print(stderr, "ranktest: error: {}\n", failure.message);
-    return failure.exit_code;
-  };
   auto loaded = load_configuration(cli);
   if (auto* failure = std::get_if<Failure>(&loaded)) return fail(*failure);
   const config::Config config = std::move(std::get<config::Config>(loaded));

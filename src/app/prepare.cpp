@@ -21,6 +21,11 @@
 
 namespace ranktest::app {
 
+int fail(const Failure& failure) {
+  fmt::print(stderr, "ranktest: error: {}\n", failure.message);
+  return failure.exit_code;
+}
+
 int available_cpus() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);

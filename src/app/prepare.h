@@ -24,6 +24,10 @@ struct Failure {
   Failure(int code, std::string text) : exit_code(code), message(std::move(text)) {}
 };
 
+// Says `failure` on stderr ("ranktest: error: ...") and returns its exit
+// code: how every command ends on one.
+int fail(const Failure& failure);
+
 // ranktest.toml (from --config, else ./ranktest.toml if present) with the
 // command line applied on top. `needs_sources`: no test source is an error.
 std::variant<config::Config, Failure> load_configuration(const CommandLine& cli,

@@ -33,11 +33,6 @@ void add_outputs(events::Dispatcher& dispatcher, const CommandLine& cli, std::st
                      ReportOutputs{cli.junit, cli.html, cli.trace, cli.program + " run", terminal});
 }
 
-int fail(const Failure& failure) {
-  fmt::print(stderr, "ranktest: error: {}\n", failure.message);
-  return failure.exit_code;
-}
-
 }  // namespace
 
 int report_command(const CommandLine& cli, const std::filesystem::path& run_dir) {

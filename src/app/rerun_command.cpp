@@ -18,11 +18,6 @@
 namespace ranktest::app {
 namespace {
 
-int fail(const Failure& failure) {
-  fmt::print(stderr, "ranktest: error: {}\n", failure.message);
-  return failure.exit_code;
-}
-
 // The run folder `run` names: a folder, else a run id (or "latest") under
 // the state folder that --state-dir, ./ranktest.toml or the default gives.
 std::variant<std::filesystem::path, Failure> run_folder(const CommandLine& cli,

@@ -178,10 +178,6 @@ int exit_code_for(const events::Counts& counts,
 }  // namespace
 
 int run_command(const CommandLine& cli) {
-  const auto fail = [](const Failure& failure) {
-    fmt::print(stderr, "ranktest: error: {}\n", failure.message);
-    return failure.exit_code;
-  };
   auto loaded = load_configuration(cli);
   if (auto* failure = std::get_if<Failure>(&loaded)) return fail(*failure);
   const config::Config config = std::move(std::get<config::Config>(loaded));

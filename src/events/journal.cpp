@@ -24,7 +24,6 @@ Expected<std::unique_ptr<Journal>> Journal::open(const std::filesystem::path& pa
 void Journal::report(const Event& event) {
   const std::string line = to_json(event).dump() + "\n";
   const int fd = ::fileno(file_.get());
-  const auto before = ::lseek(fd, 0, SEEK_END);
   if (std::fwrite(line.data(), 1, line.size(), file_.get()) != line.size() ||
       std::fflush(file_.get()) != 0) {
     const int error = errno;
@@ -32,9 +31,10 @@ void Journal::report(const Event& event) {
     // there: take the part that was written back, so it ends at the last
     // whole event.
     std::clearerr(file_.get());
-    if (before >= 0) (void)::ftruncate(fd, before);
+    (void)::ftruncate(fd, written_);
     throw std::runtime_error(path_.string() + ": " + std::strerror(error));
   }
+  written_ += static_cast<off_t>(line.size());
   if (starting_.empty()) return;
   // The open file keeps its place through the rename.
   std::error_code error;

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -38,6 +40,9 @@ class Journal final : public Reporter {
   std::filesystem::path starting_;  // empty once renamed to path_
   std::unique_ptr<std::FILE, FileCloser> file_;
   std::function<void()> started_;
+  // Bytes of whole events written: where a failed write is cut back to
+  // (kept here, not asked of the file: a system call per event).
+  off_t written_ = 0;
 };
 
 }  // namespace ranktest::events

@@ -1,5 +1,7 @@
 #include "execute/fork_server.h"
 
+#include "execute/file_range.h"
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
@@ -19,16 +21,6 @@ namespace ranktest::execute {
 namespace {
 
 using Json = nlohmann::json;
-
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
 
 }  // namespace
 

@@ -27,6 +27,7 @@
 
 #include <fmt/format.h>
 
+#include "execute/file_range.h"
 #include "execute/local_ranks.h"
 #include "execute/output_limit.h"
 #include "execute/process_test_runner.h"
@@ -44,37 +45,6 @@ std::vector<std::string>::iterator last_with(std::vector<std::string>& argv, std
     if (std::string_view(*it).starts_with(prefix)) return it;
   }
   return argv.end();
-}
-
-// Where `needle` first occurs in the file at or after `from`; nullopt: not in it.
-std::optional<std::uintmax_t> find_in_file(const std::filesystem::path& path, std::uintmax_t from,
-                                           const std::string& needle) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  in.seekg(static_cast<std::streamoff>(from));
-  std::string carried;
-  std::uintmax_t at = from;  // file offset of carried[0]
-  char chunk[1 << 16];
-  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
-    carried.append(chunk, static_cast<std::size_t>(in.gcount()));
-    const auto found = carried.find(needle);
-    if (found != std::string::npos) return at + found;
-    // Keep what could begin a match across the chunk's end.
-    const std::size_t keep = std::min(carried.size(), needle.size());
-    at += carried.size() - keep;
-    carried.erase(0, carried.size() - keep);
-  }
-  return std::nullopt;
-}
-
-std::string read_range(const std::filesystem::path& path, std::uintmax_t from, std::uintmax_t to) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in || to <= from) return {};
-  in.seekg(static_cast<std::streamoff>(from));
-  std::string bytes(static_cast<std::size_t>(to - from), '\0');
-  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  bytes.resize(static_cast<std::size_t>(in.gcount()));
-  return bytes;
 }
 
 }  // namespace
@@ -294,8 +264,7 @@ void ProcessTestRunner::gtest_event(RunningTest*& holder, const GtestStreamEvent
       worker.current.elapsed_ms = event.elapsed_ms;
       // The worker waits at the gate: what runs beside it now is this test's.
       const auto& slot = holder->ranks.front();
-      worker.left = test_processes(*holder, slot.child.process_group());
-      std::erase(worker.left, slot.child.pid());
+      worker.left = test_processes(*holder, slot.child.process_group(), slot.child.pid());
       // A test that failed or left processes ends its worker here, before
       // the next test starts in it: the gate exits with the binary's code
       // (the process's end is then the test's, leftovers found as for any
@@ -330,26 +299,41 @@ void ProcessTestRunner::gtest_event(RunningTest*& holder, const GtestStreamEvent
 
 // The holder's log slice (its RUN line up to `end`) becomes its own log,
 // and, once GoogleTest said it ended, its report. True: it was skipped.
-bool ProcessTestRunner::gtest_slice(RunningTest& holder, std::uintmax_t end) {
+bool ProcessTestRunner::gtest_slice(RunningTest& holder, std::uintmax_t end,
+                                    const std::string* text) {
   auto& worker = *holder.gtest;
   auto& slot = holder.ranks.front();
-  {
+  if (text && (options_.max_output == 0 || text->size() <= options_.max_output)) {
+    // Whole, as copy_head_and_tail would have copied it, without reading
+    // the worker's log again; where the log is new (the usual case), what
+    // it holds is known: the test's end reads it from memory.
+    int fd = ::open(slot.log_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    const bool fresh = fd >= 0;
+    if (!fresh) fd = ::open(slot.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd >= 0 && write_all(fd, *text) && fresh) slot.written_log = *text;
+    if (fd >= 0) ::close(fd);
+  } else {
     std::ofstream out(slot.log_path, std::ios::binary | std::ios::app);
     copy_head_and_tail(worker.log, worker.slice_from, end, out, options_.max_output);
   }
   if (!worker.current.ended) return false;
   // The printer's verdict line is near the slice's end.
   constexpr std::uintmax_t kVerdictBytes = 64 * 1024;
-  const auto slice =
-      read_range(worker.log, std::max(worker.slice_from, end > kVerdictBytes ? end - kVerdictBytes : 0), end);
+  const auto verdict_from = std::max(worker.slice_from, end > kVerdictBytes ? end - kVerdictBytes : 0);
+  const auto slice = text ? text->substr(static_cast<std::size_t>(verdict_from - worker.slice_from))
+                          : read_range(worker.log, verdict_from, end);
   // (The printer's "[  SKIPPED ]" line comes after the stream's TestEnd,
   // which the gate may have ended the process at: a skip part tells too.)
   using PartKind = GtestStreamedTest::Part::Kind;
   const bool skipped = gtest_log_says_skipped(slice, worker.current.name) ||
                        (!worker.current.passed && has_part(worker.current, PartKind::skip) &&
                         !has_part(worker.current, PartKind::failure));
-  std::ofstream report(slot.report_path, std::ios::binary | std::ios::trunc);
-  report << gtest_report_for(worker.current, skipped, worker.outside);
+  auto report = gtest_report_for(worker.current, skipped, worker.outside);
+  const int fd = ::open(slot.report_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd >= 0) {
+    if (write_all(fd, report)) slot.written_report = std::move(report);
+    ::close(fd);
+  }
   return skipped;
 }
 
@@ -364,9 +348,21 @@ void ProcessTestRunner::gtest_test_ended(RunningTest& holder, const std::string&
   auto& slot = holder.ranks.front();
   std::error_code error;
   const auto size = std::filesystem::file_size(worker.log, error);
-  const auto end = find_in_file(worker.log, worker.slice_from + 1, gtest_run_line(next))
-                       .value_or(error ? worker.slice_from : size);
-  const bool skipped = gtest_slice(holder, end);
+  // A test's slice ends where the next one's "[ RUN      ]" line begins. A
+  // small one (most are) is read once: its end, its log and its verdict
+  // come from that.
+  constexpr std::uintmax_t kReadWhole = 1 << 20;
+  std::uintmax_t end = error ? worker.slice_from : size;
+  std::optional<std::string> text;
+  if (!error && size > worker.slice_from && size - worker.slice_from <= kReadWhole) {
+    text = read_range(worker.log, worker.slice_from, size);
+    const auto found = text->find(gtest_run_line(next), 1);
+    if (found != std::string::npos) text->resize(found);
+    end = worker.slice_from + text->size();
+  } else if (const auto found = find_in_file(worker.log, worker.slice_from + 1, gtest_run_line(next))) {
+    end = *found;
+  }
+  const bool skipped = gtest_slice(holder, end, text ? &*text : nullptr);
   const bool ok = (worker.current.passed || skipped) && worker.outside.empty();
   const auto follower = std::find_if(worker.queue.begin(), worker.queue.end(), [&](const auto& f) {
     return f.test->test->name() == next;
@@ -374,11 +370,12 @@ void ProcessTestRunner::gtest_test_ended(RunningTest& holder, const std::string&
   const pid_t pid = slot.child.pid();
   const pid_t group = slot.child.process_group();
   // What it left, as seen at its end (the gate held the worker there), if
-  // still running.
+  // still running (most tests leave nothing: nothing to look at again).
   std::vector<pid_t> others;
-  for (const pid_t left : test_processes(holder, group))
-    if (std::find(worker.left.begin(), worker.left.end(), left) != worker.left.end())
-      others.push_back(left);
+  if (!worker.left.empty())
+    for (const pid_t left : test_processes(holder, group))
+      if (std::find(worker.left.begin(), worker.left.end(), left) != worker.left.end())
+        others.push_back(left);
   worker.left.clear();
   process::ChildProcess process = std::move(slot.child);
   slot.child = process::ChildProcess::elsewhere();

@@ -114,6 +114,10 @@ class ProcessTestRunner final : public schedule::TestRunner {
     std::optional<RankResult> result{};  // set once reaped (judge_rank)
     // What ranktest-audit recorded, read once the rank is reaped.
     std::optional<std::vector<AuditedChild>> audited{};
+    // A gtest worker's test: its log and its report as the runner wrote
+    // them from the worker's stream, read from here, not again from disk.
+    std::optional<std::string> written_log{};
+    std::optional<std::string> written_report{};
     // The log's size when the rank was read: what its leftovers write
     // after that is added to its excerpt at the test's end.
     std::uintmax_t log_size_read = 0;
@@ -384,7 +388,8 @@ class ProcessTestRunner final : public schedule::TestRunner {
   void gtest_test_ended(RunningTest& holder, const std::string& next,
                         std::vector<std::unique_ptr<RunningTest>>& began, Clock::time_point now);
   void gtest_worker_exited(RunningTest& holder);
-  bool gtest_slice(RunningTest& holder, std::uintmax_t end);
+  // `text`: the slice's bytes where the caller read them already.
+  bool gtest_slice(RunningTest& holder, std::uintmax_t end, const std::string* text = nullptr);
   void hand_back_followers(RunningTest& running, bool alone);
   // Fresh pytest ranks that say when their test begins (start-timeout).
   void ask_when_begun(RunningTest& running, Rank& slot, process::SpawnRequest& request,
@@ -398,8 +403,10 @@ class ProcessTestRunner final : public schedule::TestRunner {
   static bool watches_workers(const select::PlannedTest& test);
   bool audits_let_go(const RunningTest& running) const;
   std::vector<std::string> markers(const RunningTest& running) const;
-  // Every live process of the test: its group, its cgroup, its markers.
-  std::vector<pid_t> test_processes(const RunningTest& running, pid_t group) const;
+  // Every live process of the test: its group, its cgroup, its markers;
+  // but `besides` where given.
+  std::vector<pid_t> test_processes(const RunningTest& running, pid_t group,
+                                    pid_t besides = 0) const;
   // The end of a test: facts gathered, judged, enriched (test_end.cpp).
   schedule::Finished finish(RunningTest& running);
   void judge_exit_probe(const RunningTest& running, const Rank& rank,

@@ -26,17 +26,27 @@ constexpr std::size_t kTailBytes = 64 * 1024;
 
 void ProcessTestRunner::rank_ended(RunningTest& running, Rank& rank, Clock::time_point now) {
   const TestCase& test = *running.test->test;
-  // The log is held to max-output before it is read, and read once.
-  keep_head_and_tail(rank.log_path, options_.max_output);
-  const auto tail = text::read_file_tail(rank.log_path, kTailBytes);
+  // The log is held to max-output before it is read, and read once (a
+  // gtest worker's test: the runner wrote it whole, within max-output).
+  text::FileTail tail;
+  if (rank.written_log) {
+    tail = text::tail_of(std::move(*rank.written_log), kTailBytes);
+    rank.written_log.reset();
+  } else {
+    keep_head_and_tail(rank.log_path, options_.max_output);
+    tail = text::read_file_tail(rank.log_path, kTailBytes);
+  }
   rank.log_size_read = tail.skipped + tail.bytes.size();
   // The report is the test's own file: read bounded (a 100 MB failure
   // message keeps 64 KiB, a million failures keep 100), so no test can make
   // the runner's memory, the journal or the history grow with it.
   std::optional<std::string> report;
   std::uint64_t left_out = 0;
-  if (std::filesystem::exists(rank.report_path)) {
-    auto bounded = text::read_json_bounded(rank.report_path);
+  if (rank.written_report || std::filesystem::exists(rank.report_path)) {
+    auto bounded = rank.written_report
+                       ? text::bound_json(*rank.written_report, rank.report_path.string())
+                       : text::read_json_bounded(rank.report_path);
+    rank.written_report.reset();
     report = std::move(bounded.text);
     left_out = bounded.elements_dropped;
   }
@@ -277,15 +287,12 @@ void ProcessTestRunner::orphan_of_ended_test(pid_t pid, const ProcessExit& exit,
 // starts can leave it (short of a root process writing itself into another
 // cgroup, whose exit the subreaper still sees). Without one, every process
 // of the machine is scanned for the test's group and environment markers.
-std::vector<pid_t> ProcessTestRunner::test_processes(const RunningTest& running,
-                                                     pid_t group) const {
-  if (const auto* cgroup = running.group->cgroup()) {
-    auto pids = cgroup->processes();
-    std::sort(pids.begin(), pids.end());
-    pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
-    return pids;
-  }
-  return process::find_test_processes(group, markers(running));
+std::vector<pid_t> ProcessTestRunner::test_processes(const RunningTest& running, pid_t group,
+                                                     pid_t besides) const {
+  if (const auto* cgroup = running.group->cgroup()) return cgroup->processes(besides);
+  auto pids = process::find_test_processes(group, markers(running));
+  std::erase(pids, besides);
+  return pids;
 }
 
 std::vector<std::string> ProcessTestRunner::markers(const RunningTest& running) const {

@@ -22,7 +22,24 @@ namespace {
 
 // Small files under /proc and /sys: they can vanish or refuse at any
 // moment, and must never throw.
-std::string read_small(const fs::path& path) { return read_proc_file(path.string()); }
+// A cgroup's or /proc's file: the kernel fills the buffer it is given
+// (seq_file, kernfs), so a read that comes back short is the end: one
+// read, not two, for each of the files read at every test's end.
+std::string read_small(const fs::path& path) {
+  std::string content;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return content;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    content.append(buffer, static_cast<std::size_t>(n));
+    if (static_cast<std::size_t>(n) < sizeof buffer) break;
+  }
+  ::close(fd);
+  return content;
+}
 
 bool write_small(const fs::path& path, const std::string& text) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
@@ -57,8 +74,7 @@ std::optional<std::uint64_t> keyed_value(const std::string& text, const std::str
   return std::nullopt;
 }
 
-std::optional<std::uint64_t> number_in(const fs::path& path) {
-  const auto text = read_small(path);
+std::optional<std::uint64_t> number_of(const std::string& text) {
   if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0]))) return std::nullopt;
   return std::strtoull(text.c_str(), nullptr, 10);
 }
@@ -328,6 +344,7 @@ void CgroupTree::tidy() {
 }
 
 TestCgroup::~TestCgroup() {
+  close_controls();
   if (removed_) return;
   kill_all();
   for (int wait = 0; wait < 100 && !remove(); ++wait)
@@ -347,11 +364,46 @@ std::vector<std::filesystem::path> TestCgroup::procs_files() const {
   return files;
 }
 
-std::vector<pid_t> TestCgroup::processes() const {
+std::string TestCgroup::read_control(const fs::path& file) const {
+  auto known = controls_.find(file);
+  if (known == controls_.end()) {
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return {};
+    known = controls_.emplace(file, fd).first;
+  }
+  // The kernel fills the buffer it is given: a short read is the end.
+  std::string content;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::pread(known->second, buffer, sizeof buffer, static_cast<off_t>(content.size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    content.append(buffer, static_cast<std::size_t>(n));
+    if (static_cast<std::size_t>(n) < sizeof buffer) break;
+  }
+  return content;
+}
+
+void TestCgroup::close_controls() const {
+  for (const auto& [file, fd] : controls_) ::close(fd);
+  controls_.clear();
+}
+
+std::vector<pid_t> TestCgroup::processes(pid_t besides) const {
   std::vector<pid_t> pids;
   if (dirs_.empty()) return pids;
-  members(dirs_.front(), pids);
-  std::erase_if(pids, [](pid_t pid) { return pid == ::getpid() || !is_live(pid); });
+  const auto& dir = dirs_.front();
+  for (const auto& line : split(read_control(dir / "cgroup.procs"), '\n'))
+    if (!line.empty()) pids.push_back(static_cast<pid_t>(std::atoi(line.c_str())));
+  // Cgroups the test made below its own: listed where there may be any (a
+  // v2 cgroup counts them in cgroup.stat).
+  const bool any_below =
+      hierarchies_.front().version != 2 ||
+      keyed_value(read_control(dir / "cgroup.stat"), "nr_descendants").value_or(1) > 0;
+  if (any_below)
+    for (const auto& child : child_cgroups(dir)) members(child, pids);
+  const pid_t self = ::getpid();
+  std::erase_if(pids, [&](pid_t pid) { return pid == self || pid == besides || !is_live(pid); });
   std::sort(pids.begin(), pids.end());
   pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
   return pids;
@@ -370,21 +422,21 @@ CgroupUsage TestCgroup::usage() const {
     const auto& hierarchy = hierarchies_[i];
     const auto& dir = dirs_[i];
     if (hierarchy.pids) {
-      if (const auto peak = number_in(dir / "pids.peak"); peak && *peak > 0)
+      if (const auto peak = number_of(read_control(dir / "pids.peak")); peak && *peak > 0)
         usage.peak_processes = static_cast<int>(*peak);
-      usage.process_limit_hit = keyed_value(read_small(dir / "pids.events"), "max").value_or(0) > 0;
+      usage.process_limit_hit = keyed_value(read_control(dir / "pids.events"), "max").value_or(0) > 0;
     }
     if (hierarchy.memory) {
-      usage.peak_memory = number_in(dir / (hierarchy.version == 2 ? "memory.peak"
-                                                                  : "memory.max_usage_in_bytes"));
+      usage.peak_memory = number_of(read_control(
+          dir / (hierarchy.version == 2 ? "memory.peak" : "memory.max_usage_in_bytes")));
       const auto events =
-          read_small(dir / (hierarchy.version == 2 ? "memory.events" : "memory.oom_control"));
+          read_control(dir / (hierarchy.version == 2 ? "memory.events" : "memory.oom_control"));
       usage.oom_kills = keyed_value(events, "oom_kill").value_or(0);
       // v2 counts each time the limit invoked the OOM killer; v1 counts
       // every charge that failed at the limit.
       usage.memory_limit_reached =
           hierarchy.version == 2 ? keyed_value(events, "oom").value_or(0) > 0
-                                 : number_in(dir / "memory.failcnt").value_or(0) > 0;
+                                 : number_of(read_control(dir / "memory.failcnt")).value_or(0) > 0;
     }
   }
   return usage;
@@ -392,6 +444,7 @@ CgroupUsage TestCgroup::usage() const {
 
 bool TestCgroup::remove() {
   if (removed_) return true;
+  close_controls();
   bool all = true;
   for (const auto& dir : dirs_) all &= remove_tree(dir);
   removed_ = all;

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -109,8 +110,10 @@ class TestCgroup {
   // The cgroup.procs file of each hierarchy: a process that writes "0" to
   // each moves itself in.
   std::vector<std::filesystem::path> procs_files() const;
-  // Live processes in the cgroup.
-  std::vector<pid_t> processes() const;
+  // Live processes in the cgroup, but `besides` (a process the caller
+  // knows is there and wants left out: a worker asking what its test left
+  // beside it; its liveness is not read).
+  std::vector<pid_t> processes(pid_t besides = 0) const;
   // Ends every process in it (cgroup.kill where there is one).
   void kill_all() const;
   CgroupUsage usage() const;
@@ -122,10 +125,16 @@ class TestCgroup {
   TestCgroup(std::vector<CgroupHierarchy> hierarchies, std::vector<std::filesystem::path> dirs,
              CgroupLimits limits)
       : hierarchies_(std::move(hierarchies)), dirs_(std::move(dirs)), limits_(limits) {}
+  // A control file's text, read from its start through a descriptor kept
+  // open: a worker's cgroup is looked at after each of its tests, and the
+  // path lookup of each open was most of that.
+  std::string read_control(const std::filesystem::path& file) const;
+  void close_controls() const;
   std::vector<CgroupHierarchy> hierarchies_;
   std::vector<std::filesystem::path> dirs_;  // one per hierarchy
   CgroupLimits limits_;
   bool removed_ = false;
+  mutable std::map<std::filesystem::path, int> controls_;
 };
 
 }  // namespace ranktest::process

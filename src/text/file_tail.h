@@ -18,6 +18,10 @@ struct FileTail {
 FileTail read_file_tail(const std::filesystem::path& path,
                         std::size_t max_bytes);
 
+// The last `max_bytes` of `bytes` as read_file_tail reads a file's (for
+// bytes the runner holds already).
+FileTail tail_of(std::string bytes, std::size_t max_bytes);
+
 // The whole file as bytes; empty if it cannot be read.
 std::string read_file(const std::filesystem::path& path);
 

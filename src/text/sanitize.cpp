@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace ranktest::text {
 namespace {
 
@@ -68,6 +70,11 @@ std::string rewrite(std::string_view bytes, Keep keep) {
 }  // namespace
 
 std::string repair_utf8(std::string_view bytes) {
+  // Most text (every id and event field of most runs) is ASCII: copied as
+  // it is, not a character at a time.
+  if (std::all_of(bytes.begin(), bytes.end(),
+                  [](char c) { return static_cast<unsigned char>(c) < 0x80; }))
+    return std::string(bytes);
   return rewrite(bytes, [](char32_t) { return true; });
 }
 
