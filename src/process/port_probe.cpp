@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstdlib>
 
 namespace ranktest::process {
@@ -74,8 +75,13 @@ bool PortLocks::claim(int port) {
   int fd = -1;
   if (!folder_.empty()) {
     const std::string path = folder_ + "/" + std::to_string(port) + ".lock";
-    fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-    if (fd >= 0) fchmod(fd, 0666);  // the umask cut it; another user must open it too
+    // Made once, then reused by every run: only the one that makes it
+    // widens its mode (the umask cut it; another user must open it too).
+    fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+      fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+      if (fd >= 0) fchmod(fd, 0666);
+    }
     // flock needs only a descriptor: a lock file another user made
     // read-only still locks.
     if (fd < 0) fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -188,8 +188,11 @@ void ProcessExitWatch::watch(pid_t root) {
   // Its own node, if its fork was seen: a root's descendants are found
   // through it, whatever it descends from.
   if (auto found = nodes_.find(root); found != nodes_.end()) {
+    // A worker watched again for its next test keeps the command read
+    // before (an exec reads it anew).
+    if (found->second.root != root || found->second.command.empty())
+      found->second.command = command_line(root);
     found->second.root = root;
-    found->second.command = command_line(root);
   } else {
     nodes_[root] = Node{0, root, false, command_line(root)};
   }

@@ -5,8 +5,11 @@
 namespace ranktest::framework {
 namespace fs = std::filesystem;
 
-std::optional<fs::path> pytest_plugin_path() {
-  if (const char* set = std::getenv("RANKTEST_PYTHONPATH"); set && *set) return fs::path(set);
+namespace {
+
+// Beside the running ranktest: in its source tree (a build folder's
+// parent) or where it is installed.
+std::optional<fs::path> installed_plugin_path() {
   std::error_code error;
   const auto self = fs::read_symlink("/proc/self/exe", error);
   if (error) return std::nullopt;
@@ -15,6 +18,15 @@ std::optional<fs::path> pytest_plugin_path() {
                                 self.parent_path().parent_path() / "share" / "ranktest" / "python"})
     if (fs::exists(candidate / "ranktest_pytest" / "plugin.py", error)) return candidate;
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<fs::path> pytest_plugin_path() {
+  if (const char* set = std::getenv("RANKTEST_PYTHONPATH"); set && *set) return fs::path(set);
+  // Looked for once: every test started in a pytest worker asks.
+  static const auto found = installed_plugin_path();
+  return found;
 }
 
 std::vector<std::string> pytest_base_args(const std::string& python) {
