@@ -122,8 +122,15 @@ std::string collection_fingerprint(const config::SourceConfig& source,
   std::vector<std::string> stamps{source.python + "\n"};
   for (const auto& arg : source.args) stamps.push_back("arg " + arg + "\n");
   for (const auto& [name, value] : source.env) stamps.push_back("env " + name + "=" + value + "\n");
-  if (const auto plugin = framework::pytest_plugin_path())
-    stamps.push_back(stamp(*plugin / "ranktest_pytest" / "plugin.py"));
+  // Every file of ranktest's plugin, in name order: the collection is its.
+  if (const auto plugin = framework::pytest_plugin_path()) {
+    std::vector<fs::path> files;
+    std::error_code error;
+    for (const auto& entry : fs::directory_iterator(*plugin / "ranktest_pytest", error))
+      if (entry.path().extension() == ".py") files.push_back(entry.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& file : files) stamps.push_back(stamp(file));
+  }
   for (const auto& path : paths) stamp_tree(fs::absolute(path), stamps);
   for (auto dir = fs::absolute(working_directory); ; dir = dir.parent_path()) {
     for (const char* name : {"conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini"})
