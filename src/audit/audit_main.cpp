@@ -97,6 +97,54 @@ bool is_stop_signal(int sig) {
   _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
 }
 
+// A process of the test ended: one line of the report.
+void report_exit(std::ofstream& report, pid_t pid, const Process& process, int status) {
+  nlohmann::json line{{"pid", pid}, {"ppid", process.ppid},
+                      {"command", process.command}, {"exec", process.execd}};
+  if (WIFSIGNALED(status))
+    line["signal"] = WTERMSIG(status);
+  else
+    line["exit_code"] = WEXITSTATUS(status);
+  report << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  report.flush();
+}
+
+// A tracee stopped for `event` (or a signal): note what it became and let
+// it go on.
+void follow(std::map<pid_t, Process>& tracees, pid_t pid, int sig, int event) {
+  switch (event) {
+    case PTRACE_EVENT_FORK:
+    case PTRACE_EVENT_VFORK:
+    case PTRACE_EVENT_CLONE: {
+      unsigned long child = 0;
+      ::ptrace(PTRACE_GETEVENTMSG, pid, nullptr, &child);
+      const auto child_pid = static_cast<pid_t>(child);
+      auto& entry = tracees[child_pid];
+      entry.thread = event == PTRACE_EVENT_CLONE && is_thread(child_pid);
+      entry.ppid = pid;
+      entry.command = tracees[pid].command;
+      ::ptrace(PTRACE_CONT, pid, nullptr, nullptr);
+      break;
+    }
+    case PTRACE_EVENT_EXEC:
+      tracees[pid].command = command_of(pid);
+      tracees[pid].thread = false;
+      tracees[pid].execd = true;
+      ::ptrace(PTRACE_CONT, pid, nullptr, nullptr);
+      break;
+    case PTRACE_EVENT_STOP:
+      if (is_stop_signal(sig))
+        ::ptrace(PTRACE_LISTEN, pid, nullptr, nullptr);  // a group-stop: stay stopped
+      else
+        ::ptrace(PTRACE_CONT, pid, nullptr, nullptr);  // a new tracee's first stop
+      break;
+    default:
+      // A signal on its way to the tracee: deliver it.
+      ::ptrace(PTRACE_CONT, pid, nullptr, reinterpret_cast<void*>(static_cast<long>(sig)));
+      break;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -165,16 +213,7 @@ int main(int argc, char** argv) {
         exit_like(status);
       }
       const auto it = tracees.find(pid);
-      if (it != tracees.end() && !it->second.thread) {
-        nlohmann::json line{{"pid", pid}, {"ppid", it->second.ppid},
-                            {"command", it->second.command}, {"exec", it->second.execd}};
-        if (WIFSIGNALED(status))
-          line["signal"] = WTERMSIG(status);
-        else
-          line["exit_code"] = WEXITSTATUS(status);
-        report << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
-        report.flush();
-      }
+      if (it != tracees.end() && !it->second.thread) report_exit(report, pid, it->second, status);
       if (it != tracees.end()) tracees.erase(it);
       continue;
     }
@@ -193,36 +232,6 @@ int main(int argc, char** argv) {
       tracees.erase(pid);
       continue;
     }
-    switch (event) {
-      case PTRACE_EVENT_FORK:
-      case PTRACE_EVENT_VFORK:
-      case PTRACE_EVENT_CLONE: {
-        unsigned long child = 0;
-        ::ptrace(PTRACE_GETEVENTMSG, pid, nullptr, &child);
-        const auto child_pid = static_cast<pid_t>(child);
-        auto& entry = tracees[child_pid];
-        entry.thread = event == PTRACE_EVENT_CLONE && is_thread(child_pid);
-        entry.ppid = pid;
-        entry.command = tracees[pid].command;
-        ::ptrace(PTRACE_CONT, pid, nullptr, nullptr);
-        break;
-      }
-      case PTRACE_EVENT_EXEC:
-        tracees[pid].command = command_of(pid);
-        tracees[pid].thread = false;
-        tracees[pid].execd = true;
-        ::ptrace(PTRACE_CONT, pid, nullptr, nullptr);
-        break;
-      case PTRACE_EVENT_STOP:
-        if (is_stop_signal(sig))
-          ::ptrace(PTRACE_LISTEN, pid, nullptr, nullptr);  // a group-stop: stay stopped
-        else
-          ::ptrace(PTRACE_CONT, pid, nullptr, nullptr);  // a new tracee's first stop
-        break;
-      default:
-        // A signal on its way to the tracee: deliver it.
-        ::ptrace(PTRACE_CONT, pid, nullptr, reinterpret_cast<void*>(static_cast<long>(sig)));
-        break;
-    }
+    follow(tracees, pid, sig, event);
   }
 }

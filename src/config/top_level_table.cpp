@@ -45,6 +45,80 @@ std::optional<Error> read_launcher(const toml::node& node, const launchers::Laun
   return std::nullopt;
 }
 
+// A key that is true or false.
+std::optional<Error> read_flag(const toml::table& table, const TableReader& reader,
+                               const char* key, bool& into) {
+  const auto* node = table.get(key);
+  if (!node) return std::nullopt;
+  if (!node->is_boolean()) return reader.wrong_type(key, *node, "true or false");
+  into = node->value<bool>().value();
+  return std::nullopt;
+}
+
+// A key that is one of two words: whether it is the second.
+std::optional<Error> read_choice(const toml::table& table, const TableReader& reader,
+                                 const char* key, std::string_view first,
+                                 std::string_view second, bool& is_second) {
+  const auto* node = table.get(key);
+  if (!node) return std::nullopt;
+  const auto* text = node->as_string();
+  if (!text || (text->get() != first && text->get() != second))
+    return reader.wrong_type(key, *node, fmt::format("\"{}\" or \"{}\"", first, second));
+  is_second = text->get() == second;
+  return std::nullopt;
+}
+
+// [devices]: per kind, a count or the ids, each listed once.
+std::optional<Error> read_devices(const toml::node& node, const TableReader& reader,
+                                  Config& config) {
+  const auto* kinds = node.as_table();
+  if (!kinds) return reader.wrong_type("devices", node, "a table, written [devices]");
+  for (const auto& [kind, value] : *kinds) {
+    const std::string key = "devices." + std::string(kind.str());
+    auto& ids = config.devices[std::string(kind.str())];
+    if (auto count = value.value<int64_t>(); count && value.is_integer()) {
+      if (*count < 0 || *count > 4096)
+        return reader.wrong_type(key, value, "a count from 0 to 4096 or an array of ids");
+      for (int64_t i = 0; i < *count; ++i) ids.push_back(std::to_string(i));
+    } else if (const auto* array = value.as_array()) {
+      for (const auto& id : *array) {
+        std::string text;
+        if (id.is_integer()) text = std::to_string(id.value<int64_t>().value());
+        else if (id.is_string()) text = id.value<std::string>().value();
+        else return reader.wrong_type(key, id, "an array of device ids (integers or strings)");
+        // One device listed twice would be granted to two tests at once.
+        if (std::find(ids.begin(), ids.end(), text) != ids.end())
+          return reader.error_at(id.source(),
+                                 fmt::format("key '{}' lists device {} twice; list each "
+                                             "device once",
+                                             key, text));
+        ids.push_back(std::move(text));
+      }
+    } else {
+      return reader.wrong_type(key, value, "a count or an array of device ids");
+    }
+  }
+  return std::nullopt;
+}
+
+// port-range = [first, last].
+std::optional<Error> read_port_range(const toml::node& node, const TableReader& reader,
+                                     Config& config) {
+  const auto* range = node.as_array();
+  constexpr std::string_view kRange = "an array of two ports [first, last] within 1024-65535";
+  if (!range || range->size() != 2 || !(*range)[0].is_integer() ||
+      !(*range)[1].is_integer())
+    return reader.wrong_type("port-range", node, kRange);
+  const auto first = (*range)[0].value<int64_t>().value();
+  const auto last = (*range)[1].value<int64_t>().value();
+  if (first < 1024 || last > 65535 || first > last)
+    return reader.error_at(node.source(),
+                           fmt::format("key 'port-range' must be {}", kRange));
+  config.port_first = static_cast<int>(first);
+  config.port_last = static_cast<int>(last);
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<Error> read_top_level(const toml::table& table,
@@ -68,85 +142,28 @@ std::optional<Error> read_top_level(const toml::table& table,
       *target = *value;
     }
   }
-  if (const auto* node = table.get("bisect")) {
-    if (!node->is_boolean()) return reader.wrong_type("bisect", *node, "true or false");
-    config.bisect = node->value<bool>().value();
-  }
-  if (const auto* node = table.get("fail-fast")) {
-    if (!node->is_boolean()) return reader.wrong_type("fail-fast", *node, "true or false");
-    config.fail_fast = node->value<bool>().value();
-  }
+  if (auto error = read_flag(table, reader, "bisect", config.bisect)) return error;
+  if (auto error = read_flag(table, reader, "fail-fast", config.fail_fast)) return error;
   if (const auto* node = table.get("state-dir")) {
     if (!node->is_string()) return reader.wrong_type("state-dir", *node, "a path string");
     config.state_dir = config.root / node->value<std::string>().value();
   }
-  if (const auto* node = table.get("devices")) {
-    const auto* kinds = node->as_table();
-    if (!kinds) return reader.wrong_type("devices", *node, "a table, written [devices]");
-    for (const auto& [kind, value] : *kinds) {
-      const std::string key = "devices." + std::string(kind.str());
-      auto& ids = config.devices[std::string(kind.str())];
-      if (auto count = value.value<int64_t>(); count && value.is_integer()) {
-        if (*count < 0 || *count > 4096)
-          return reader.wrong_type(key, value, "a count from 0 to 4096 or an array of ids");
-        for (int64_t i = 0; i < *count; ++i) ids.push_back(std::to_string(i));
-      } else if (const auto* array = value.as_array()) {
-        for (const auto& id : *array) {
-          std::string text;
-          if (id.is_integer()) text = std::to_string(id.value<int64_t>().value());
-          else if (id.is_string()) text = id.value<std::string>().value();
-          else return reader.wrong_type(key, id, "an array of device ids (integers or strings)");
-          // One device listed twice would be granted to two tests at once.
-          if (std::find(ids.begin(), ids.end(), text) != ids.end())
-            return reader.error_at(id.source(),
-                                   fmt::format("key '{}' lists device {} twice; list each "
-                                               "device once",
-                                               key, text));
-          ids.push_back(std::move(text));
-        }
-      } else {
-        return reader.wrong_type(key, value, "a count or an array of device ids");
-      }
-    }
-  }
-  if (const auto* node = table.get("port-range")) {
-    const auto* range = node->as_array();
-    constexpr std::string_view kRange = "an array of two ports [first, last] within 1024-65535";
-    if (!range || range->size() != 2 || !(*range)[0].is_integer() ||
-        !(*range)[1].is_integer())
-      return reader.wrong_type("port-range", *node, kRange);
-    const auto first = (*range)[0].value<int64_t>().value();
-    const auto last = (*range)[1].value<int64_t>().value();
-    if (first < 1024 || last > 65535 || first > last)
-      return reader.error_at(node->source(),
-                             fmt::format("key 'port-range' must be {}", kRange));
-    config.port_first = static_cast<int>(first);
-    config.port_last = static_cast<int>(last);
-  }
+  if (const auto* node = table.get("devices"))
+    if (auto error = read_devices(*node, reader, config)) return error;
+  if (const auto* node = table.get("port-range"))
+    if (auto error = read_port_range(*node, reader, config)) return error;
   if (const auto* node = table.get("max-output")) {
     auto bytes = reader.size("max-output", *node);
     if (!bytes) return bytes.error();
     config.max_output = *bytes;
   }
   if (auto error = reader.limits(table, config.defaults)) return error;
-  if (const auto* node = table.get("flaky")) {
-    const auto* text = node->as_string();
-    if (!text || (text->get() != "pass" && text->get() != "fail"))
-      return reader.wrong_type("flaky", *node, "\"pass\" or \"fail\"");
-    config.flaky_fails = text->get() == "fail";
-  }
-  if (const auto* node = table.get("network-fallback")) {
-    const auto* text = node->as_string();
-    if (!text || (text->get() != "refuse" && text->get() != "host"))
-      return reader.wrong_type("network-fallback", *node, "\"refuse\" or \"host\"");
-    config.network_fallback_host = text->get() == "host";
-  }
-  if (const auto* node = table.get("allocation")) {
-    const auto* text = node->as_string();
-    if (!text || (text->get() != "auto" && text->get() != "off"))
-      return reader.wrong_type("allocation", *node, "\"auto\" or \"off\"");
-    config.allocation_off = text->get() == "off";
-  }
+  if (auto error = read_choice(table, reader, "flaky", "pass", "fail", config.flaky_fails))
+    return error;
+  if (auto error = read_choice(table, reader, "network-fallback", "refuse", "host", config.network_fallback_host))
+    return error;
+  if (auto error = read_choice(table, reader, "allocation", "auto", "off", config.allocation_off))
+    return error;
   if (const auto* node = table.get("suspicious-output")) {
     auto signatures = reader.strings("suspicious-output", *node);
     if (!signatures) return signatures.error();

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "config/duration.h"
+#include "frameworks/pytest/pytest_collection_cache.h"
 #include "frameworks/pytest/python_with_pytest.h"
 #include "discover/source_paths.h"
 #include "frameworks/pytest/pytest_invocation.h"
@@ -74,124 +75,7 @@ Expected<DeclaredSettings> declared_settings(const Json& marker) {
   return declared;
 }
 
-std::uint64_t fnv1a(std::string_view text, std::uint64_t hash = 1469598103934665603ull) {
-  for (const unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
-  return hash;
-}
-
-std::string stamp(const fs::path& path) {
-  std::error_code error;
-  const auto size = fs::file_size(path, error);
-  if (error) return path.string() + " missing\n";
-  const auto time = fs::last_write_time(path, error).time_since_epoch().count();
-  return fmt::format("{} {} {}\n", path.string(), size, time);
-}
-
-bool matters_to_collection(const fs::path& path) {
-  static const std::vector<std::string> extensions{".py", ".ini", ".toml", ".cfg", ".json",
-                                                   ".yaml", ".yml", ".txt", ".pth"};
-  const auto extension = path.extension().string();
-  return std::find(extensions.begin(), extensions.end(), extension) != extensions.end();
-}
-
-void stamp_tree(const fs::path& root, std::vector<std::string>& stamps) {
-  std::error_code error;
-  if (fs::is_regular_file(root, error)) {
-    stamps.push_back(stamp(root));
-    return;
-  }
-  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, error);
-  for (const fs::recursive_directory_iterator end; !error && it != end; it.increment(error)) {
-    const auto name = it->path().filename().string();
-    if (it->is_directory(error)) {
-      if (name.starts_with(".") || name == "__pycache__" || name == "node_modules")
-        it.disable_recursion_pending();
-      // A folder's time changes when files are added or removed in it.
-      stamps.push_back(stamp(it->path()) + "dir");
-    } else if (matters_to_collection(it->path())) {
-      stamps.push_back(stamp(it->path()));
-    }
-  }
-}
-
 }  // namespace
-
-std::string collection_fingerprint(const config::SourceConfig& source,
-                                   const std::vector<fs::path>& paths,
-                                   const fs::path& working_directory) {
-  std::vector<std::string> stamps{source.python + "\n"};
-  for (const auto& arg : source.args) stamps.push_back("arg " + arg + "\n");
-  for (const auto& [name, value] : source.env) stamps.push_back("env " + name + "=" + value + "\n");
-  // Every file of ranktest's plugin, in name order: the collection is its.
-  if (const auto plugin = framework::pytest_plugin_path()) {
-    std::vector<fs::path> files;
-    std::error_code error;
-    for (const auto& entry : fs::directory_iterator(*plugin / "ranktest_pytest", error))
-      if (entry.path().extension() == ".py") files.push_back(entry.path());
-    std::sort(files.begin(), files.end());
-    for (const auto& file : files) stamps.push_back(stamp(file));
-  }
-  for (const auto& path : paths) stamp_tree(fs::absolute(path), stamps);
-  for (auto dir = fs::absolute(working_directory); ; dir = dir.parent_path()) {
-    for (const char* name : {"conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini"})
-      if (fs::exists(dir / name)) stamps.push_back(stamp(dir / name));
-    if (dir == dir.parent_path()) break;
-  }
-  std::uint64_t hash = 1469598103934665603ull;
-  for (const auto& line : stamps) hash = fnv1a(line, hash);
-  return fmt::format("{:016x}", hash);
-}
-
-std::string collection_inputs_stamp(const Json& inputs, const std::vector<std::string>& environment,
-                                    fs::file_time_type& newest) {
-  newest = fs::file_time_type::min();
-  std::string stamp_text;
-  const auto stamp_path = [&](const Json& entry, bool folder) {
-    if (!entry.is_string()) return;
-    const auto path = entry.get<std::string>();
-    struct stat info {};
-    if (::stat(path.c_str(), &info) != 0) {
-      stamp_text += fmt::format("{} missing\n", path);
-      return;
-    }
-    stamp_text += fmt::format("{} {} {}.{}{}\n", path, folder ? 0 : info.st_size,
-                              info.st_mtim.tv_sec, info.st_mtim.tv_nsec, folder ? " dir" : "");
-    std::error_code error;
-    const auto time = fs::last_write_time(path, error);
-    if (!error) newest = std::max(newest, time);
-  };
-  if (!inputs.is_object()) return {};
-  for (const auto& file : inputs.value("files", Json::array())) stamp_path(file, false);
-  for (const auto& folder : inputs.value("folders", Json::array())) stamp_path(folder, true);
-
-  std::map<std::string, std::string> values;  // the collection's environment
-  for (const auto& entry : environment) {
-    const auto equals = entry.find('=');
-    values[entry.substr(0, equals)] = equals == std::string::npos ? "" : entry.substr(equals + 1);
-  }
-  // Never part of what was collected: ranktest's own (the collection's
-  // scratch file), and the shell's bookkeeping.
-  const auto volatile_name = [](const std::string& name) {
-    return name.starts_with("RANKTEST_") || name == "_" || name == "OLDPWD" || name == "PWD" ||
-           name == "SHLVL";
-  };
-  std::set<std::string> names;
-  const auto& read = inputs.contains("variables") ? inputs["variables"] : Json();
-  for (const auto& [name, value] : values)
-    if ((read == "*" || name.starts_with("PYTHON") || name.starts_with("PYTEST")) &&
-        !volatile_name(name))
-      names.insert(name);
-  if (read.is_array())
-    for (const auto& name : read)
-      if (name.is_string() && !volatile_name(name.get<std::string>()))
-        names.insert(name.get<std::string>());
-  for (const auto& name : names) {
-    const auto found = values.find(name);
-    stamp_text += found == values.end() ? fmt::format("{} unset\n", name)
-                                        : fmt::format("{}={}\n", name, found->second);
-  }
-  return fmt::format("{:016x}", fnv1a(stamp_text));
-}
 
 namespace {
 
@@ -324,7 +208,57 @@ Expected<std::vector<TestCase>> parse_pytest_collection(std::string_view text,
   return tests;
 }
 
-Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& source,
+namespace {
+
+// The tests, where each path gave some (or the source may be empty): a
+// path that collects nothing (its tests renamed, a python_files pattern
+// that misses it) would otherwise vanish from a run that still passes.
+Expected<DiscoveredPytest> every_path_collected(Expected<std::vector<TestCase>> tests,
+                                                const config::SourceConfig& source,
+                                                const std::vector<fs::path>& paths,
+                                                const std::set<fs::path>& collected_files) {
+  const auto where = source.place.to_string();
+  if (!tests) return Error{fmt::format("{}: {}", where, tests.error().message)};
+  if (tests->empty() && !source.allow_empty)
+    return Error{fmt::format("{}: pytest collected no tests from {}; if that is expected, "
+                             "{}; else check its paths and pytest's "
+                             "python_files/python_functions settings",
+                             where, fmt::join(source.paths, ", "),
+                             config::how_to_set(source.place.in_a_file(), "pytest",
+                                                source.paths, "allow-empty = true"))};
+  if (!source.allow_empty && paths.size() > 1)
+    for (const auto& path : paths)
+      if (collects_nothing(fs::absolute(path).lexically_normal(), collected_files))
+        return Error{fmt::format("{}: pytest collected no tests from {}; if that is expected, "
+                                 "{}; else check the path and pytest's "
+                                 "python_files/python_functions settings",
+                                 where, path.string(),
+                                 config::how_to_set(source.place.in_a_file(), "pytest",
+                                                    source.paths, "allow-empty = true"))};
+  DiscoveredPytest discovered;
+  discovered.tests = std::move(*tests);
+  return discovered;
+}
+
+// Why pytest wrote no collection: no pytest for that interpreter, no
+// interpreter at all, or what it printed.
+Error collected_nothing(const config::SourceConfig& source, const process::Completion& run,
+                        const std::string& output, process::SignalWatch& signals) {
+  std::string hint;
+  if (output.find("No module named pytest") != std::string::npos)
+    hint = missing_pytest_advice(source, python3s_with_pytest(source.python, signals));
+  else if (run.exit.signaled || run.exit.code == 127)
+    hint = fmt::format(" (is {} a Python interpreter?)", source.python);
+  return Error{fmt::format("{}: pytest collected nothing (exit code {}){}; it printed:{}",
+                           source.place.to_string(),
+                           run.exit.signaled ? 128 + run.exit.signal : run.exit.code, hint,
+                           quote(output))};
+}
+
+}  // namespace
+
+Expected<DiscoveredPytest> discover_pytest_source(
+    const config::SourceConfig& source,
                                                   const config::Config& config,
                                                   process::SignalWatch& signals,
                                                   bool use_cache) {
@@ -359,48 +293,18 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
   like.collect_arguments = source.args;
   for (const auto& path : *paths) like.collect_arguments.push_back(fs::absolute(path).string());
   std::set<fs::path> collected_files;
-  const auto finish = [&](Expected<std::vector<TestCase>> tests) -> Expected<DiscoveredPytest> {
-    if (!tests) return Error{fmt::format("{}: {}", where, tests.error().message)};
-    if (tests->empty() && !source.allow_empty)
-      return Error{fmt::format("{}: pytest collected no tests from {}; if that is expected, "
-                               "{}; else check its paths and pytest's "
-                               "python_files/python_functions settings",
-                               where, fmt::join(source.paths, ", "),
-                               config::how_to_set(source.place.in_a_file(), "pytest",
-                                                  source.paths, "allow-empty = true"))};
-    // Each path must give a test too: one that collects nothing (its tests
-    // renamed, a python_files pattern that misses it) would otherwise
-    // vanish from a run that still passes.
-    if (!source.allow_empty && paths->size() > 1)
-      for (const auto& path : *paths)
-        if (collects_nothing(fs::absolute(path).lexically_normal(), collected_files))
-          return Error{fmt::format("{}: pytest collected no tests from {}; if that is expected, "
-                                   "{}; else check the path and pytest's "
-                                   "python_files/python_functions settings",
-                                   where, path.string(),
-                                   config::how_to_set(source.place.in_a_file(), "pytest",
-                                                      source.paths, "allow-empty = true"))};
-    DiscoveredPytest discovered;
-    discovered.tests = std::move(*tests);
-    return discovered;
+  const auto finish = [&](Expected<std::vector<TestCase>> tests) {
+    return every_path_collected(std::move(tests), source, *paths, collected_files);
   };
   // The collection's environment, less its scratch file.
   std::vector<std::pair<std::string, std::string>> env(source.env.begin(), source.env.end());
   framework::put_plugin_on_python_path(env, *plugin);
   const auto environment = process::make_environment(env, {});
-  if (use_cache) {
-    const auto cached = Json::parse(text::read_file(cache_path), nullptr, false);
-    fs::file_time_type newest;
-    if (!cached.is_discarded() && cached.is_object() &&
-        cached.value("fingerprint", std::string()) == fingerprint &&
-        cached.contains("collection") && cached["collection"].is_string() &&
-        cached.contains("inputs") && cached.contains("inputs_stamp") &&
-        cached["inputs_stamp"] == collection_inputs_stamp(cached["inputs"], environment, newest)) {
-      like.outcome_stamp = fingerprint + " " + cached["inputs_stamp"].get<std::string>();
-      return finish(
-          parse_pytest_collection(cached["collection"].get<std::string>(), like, &collected_files));
+  if (use_cache)
+    if (auto cached = cached_collection(cache_path, fingerprint, environment)) {
+      like.outcome_stamp = fingerprint + " " + cached->inputs_stamp;
+      return finish(parse_pytest_collection(cached->collection, like, &collected_files));
     }
-  }
 
   auto scratch = process::TemporaryDirectory::create("ranktest-collect-");
   if (!scratch) return scratch.error();
@@ -440,16 +344,7 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
             ? std::string("raise list-timeout in this [[source]] (or at the top of ranktest.toml)")
             : config::how_to_set(false, "pytest", source.paths, "list-timeout = \"10m\""),
         quote(output))};
-  if (!fs::exists(out_path)) {
-    std::string hint;
-    if (output.find("No module named pytest") != std::string::npos)
-      hint = missing_pytest_advice(source, python3s_with_pytest(source.python, signals));
-    else if (run->exit.signaled || run->exit.code == 127)
-      hint = fmt::format(" (is {} a Python interpreter?)", source.python);
-    return Error{fmt::format("{}: pytest collected nothing (exit code {}){}; it printed:{}",
-                             where, run->exit.signaled ? 128 + run->exit.signal : run->exit.code,
-                             hint, quote(output))};
-  }
+  if (!fs::exists(out_path)) return collected_nothing(source, *run, output, signals);
   const auto collection = text::read_file(out_path);
   // What the collection read, stamped: the cache's key, and with the
   // tree's fingerprint what its tests' outcomes depend on.
@@ -473,19 +368,9 @@ Expected<DiscoveredPytest> discover_pytest_source(const config::SourceConfig& so
   // Cached only when nothing changed while pytest collected (no file it
   // read is newer than the collection's start), and only by a plugin that
   // said what it read.
-  std::error_code error;
   if (!inputs_stamp.empty() && newest < collection_started &&
-      collection_fingerprint(source, *paths, working_directory) == fingerprint &&
-      (fs::create_directories(cache_path.parent_path(), error), !error)) {
-    std::ofstream out(cache_path.string() + ".tmp", std::ios::binary | std::ios::trunc);
-    out << Json{{"fingerprint", fingerprint},
-                {"inputs", inputs},
-                {"inputs_stamp", inputs_stamp},
-                {"collection", text::repair_utf8(collection)}}
-               .dump();
-    out.close();
-    if (out) fs::rename(cache_path.string() + ".tmp", cache_path, error);
-  }
+      collection_fingerprint(source, *paths, working_directory) == fingerprint)
+    keep_collection(cache_path, fingerprint, inputs, inputs_stamp, collection);
   return finish(std::move(tests));
 }
 
