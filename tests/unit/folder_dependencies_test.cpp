@@ -5,6 +5,10 @@
 // leave the list, so it stays the truth.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -58,10 +62,50 @@ TEST(FolderDependencies, TheGroundFloorReachesUpNowhere) {
   // model/ and text/ are what everything stands on: they include nothing
   // of another folder but each other.
   const auto edges = folder_includes();
-  for (const auto* floor : {"model", "text"})
-    if (edges.count(floor))
-      for (const auto& to : edges.at(floor))
-        EXPECT_TRUE(to == "model" || to == "text") << floor << "/ includes " << to << "/";
+  for (const auto* floor : {"model", "text"}) {
+    if (!edges.count(floor)) continue;
+    for (const auto& to : edges.at(floor)) {
+      EXPECT_TRUE(to == "model" || to == "text") << floor << "/ includes " << to << "/";
+    }
+  }
+}
+
+// The build runs tools/layering_check.cpp over src/: a folder that includes
+// a header of a folder its README.md's "May include:" line does not name
+// fails the build with the include's file:line, and a folder without that
+// line fails it too.
+TEST(FolderDependencies, TheBuildRefusesAnIncludeItsFolderDoesNotAllow) {
+  const auto root = std::filesystem::temp_directory_path() /
+                    ("ranktest-layering-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(root / "low");
+  std::filesystem::create_directories(root / "high");
+  const auto write = [&](const std::string& file, const std::string& text) {
+    std::ofstream(root / file) << text;
+  };
+  write("low/README.md", "# low\n\nMay include: nothing\n");
+  write("high/README.md", "# high\n\nMay include: low\n");
+  write("low/a.h", "#pragma once\n#include <vector>\n");
+  write("high/b.cpp", "#include \"low/a.h\"\n#include \"high/b.h\"\n");
+  const auto check = [&](std::string& said) {
+    const std::string command = std::string(RANKTEST_LAYERING_CHECK) + " " + root.string() + " 2>&1";
+    std::FILE* out = ::popen(command.c_str(), "r");
+    said.clear();
+    char buffer[512];
+    while (std::fgets(buffer, sizeof buffer, out)) said += buffer;
+    const int status = ::pclose(out);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  std::string said;
+  EXPECT_EQ(check(said), 0) << said;
+  write("low/c.cpp", "#include <map>\n\n#include \"high/b.h\"\n");
+  EXPECT_EQ(check(said), 1);
+  EXPECT_NE(said.find("low/c.cpp:3: error: src/low/ includes high/"), std::string::npos) << said;
+  std::filesystem::remove(root / "low/c.cpp");
+  std::filesystem::create_directories(root / "bare");
+  EXPECT_EQ(check(said), 1);
+  EXPECT_NE(said.find("bare/README.md:1: error: no \"May include:\" line"), std::string::npos)
+      << said;
+  std::filesystem::remove_all(root);
 }
 
 }  // namespace
