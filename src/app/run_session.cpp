@@ -112,7 +112,8 @@ struct RunSession::State {
   // beside the run (joined at its end).
   std::optional<execute::RunFolderLock> folder_lock;
   std::optional<std::jthread> old_folders_removal;
-  // Inside an allocation: the nodes' devices, once every node sees the run folder.
+  // Inside an allocation: a copy of the configuration's, with each node's
+  // devices read in once every node sees the run folder.
   std::optional<launchers::SlurmAllocation> allocation;
   events::Dispatcher dispatcher{stderr};
   std::unique_ptr<process::CgroupTree> cgroups;

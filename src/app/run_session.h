@@ -27,9 +27,9 @@ class RunSession {
   int finish();
 
  private:
+  // What the steps hand on to each other; its members are destroyed in the
+  // reverse of their order (the reporters before the run folder's lock).
   struct State;
-  // Declared in the order the original function made them: destroyed in
-  // reverse (the runner's reporters before the run folder's lock).
   std::unique_ptr<State> state_;
   void warn(const std::string& message);
   std::optional<int> open_reporters();

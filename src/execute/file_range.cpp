@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <fstream>
 
+#include "text/file_tail.h"
+
 namespace ranktest::execute {
 
 std::optional<std::uintmax_t> find_in_file(const std::filesystem::path& path, std::uintmax_t from,
@@ -45,17 +47,8 @@ std::string read_range(const std::filesystem::path& path, std::uintmax_t from, s
   if (to <= from) return {};
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return {};
-  std::string bytes(static_cast<std::size_t>(to - from), '\0');
-  std::size_t got = 0;
-  while (got < bytes.size()) {
-    const auto read = ::pread(fd, bytes.data() + got, bytes.size() - got,
-                              static_cast<off_t>(from + got));
-    if (read < 0 && errno == EINTR) continue;
-    if (read <= 0) break;
-    got += static_cast<std::size_t>(read);
-  }
+  auto bytes = text::read_at(fd, from, static_cast<std::size_t>(to - from));
   ::close(fd);
-  bytes.resize(got);
   return bytes;
 }
 

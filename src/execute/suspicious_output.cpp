@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 
+#include "text/file_tail.h"
 #include "text/sanitize.h"
 
 namespace ranktest::execute {
@@ -46,16 +46,7 @@ std::vector<std::string> find_signatures_in_log(const std::filesystem::path& log
   }
   const auto size = static_cast<std::uintmax_t>(info.st_size);
   const auto read = [&](std::uintmax_t from, std::size_t bytes) {
-    std::string part(bytes, '\0');
-    std::size_t got = 0;
-    while (got < bytes) {
-      const auto n = ::pread(fd, part.data() + got, bytes - got, static_cast<off_t>(from + got));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      got += static_cast<std::size_t>(n);
-    }
-    part.resize(got);
-    return part;
+    return text::read_at(fd, from, bytes);
   };
   std::vector<std::string> found;
   if (size <= kWhole) {

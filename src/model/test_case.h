@@ -215,20 +215,11 @@ struct TestCase {
 
   // Set when the test is collected but must not run, e.g. "disabled".
   const std::optional<std::string>& skip_reason() const { return detail().skip_reason; }
-  void set_skip_reason(std::string reason) { own_details().skip_reason = std::move(reason); }
 
   // Its details, or empty ones.
   const TestDetails& detail() const {
     static const TestDetails none;
     return details ? *details : none;
-  }
-  // Its details to change while it is discovered (a copy where they were
-  // shared).
-  TestDetails& own_details() {
-    auto copy = details ? std::make_shared<TestDetails>(*details) : std::make_shared<TestDetails>();
-    auto& own = *copy;
-    details = std::move(copy);
-    return own;
   }
 };
 

@@ -22,21 +22,26 @@ namespace {
 
 // Small files under /proc and /sys: they can vanish or refuse at any
 // moment, and must never throw.
-// A cgroup's or /proc's file: the kernel fills the buffer it is given
-// (seq_file, kernfs), so a read that comes back short is the end: one
-// read, not two, for each of the files read at every test's end.
-std::string read_small(const fs::path& path) {
+// A cgroup's or /proc's file, from its start: the kernel fills the buffer
+// it is given (seq_file, kernfs), so a read that comes back short is the
+// end (one read, not two, for each file looked at at every test's end).
+std::string read_kernel_file(int fd) {
   std::string content;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return content;
   char buffer[4096];
   for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    const ssize_t n = ::pread(fd, buffer, sizeof buffer, static_cast<off_t>(content.size()));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     content.append(buffer, static_cast<std::size_t>(n));
     if (static_cast<std::size_t>(n) < sizeof buffer) break;
   }
+  return content;
+}
+
+std::string read_small(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  auto content = read_kernel_file(fd);
   ::close(fd);
   return content;
 }
@@ -371,17 +376,7 @@ std::string TestCgroup::read_control(const fs::path& file) const {
     if (fd < 0) return {};
     known = controls_.emplace(file, fd).first;
   }
-  // The kernel fills the buffer it is given: a short read is the end.
-  std::string content;
-  char buffer[4096];
-  for (;;) {
-    const ssize_t n = ::pread(known->second, buffer, sizeof buffer, static_cast<off_t>(content.size()));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    content.append(buffer, static_cast<std::size_t>(n));
-    if (static_cast<std::size_t>(n) < sizeof buffer) break;
-  }
-  return content;
+  return read_kernel_file(known->second);
 }
 
 void TestCgroup::close_controls() const {

@@ -143,6 +143,7 @@ bool Schedule::try_start(std::size_t index, int attempt) {
     return false;
   }
   for (const auto& lock : test.test->detail().resource_locks) held_locks_.insert(lock);
+  const auto trying = diagnosis_.trying(index);
   const Assignment assignment{index,
                               attempt,
                               std::move(*grant),
@@ -153,9 +154,7 @@ bool Schedule::try_start(std::size_t index, int attempt) {
                               // (Names looked up only while narrowing down:
                               // the table of a 1,000,000-test plan is made
                               // only then.)
-                              diagnosis_.trying(index).empty()
-                                  ? std::vector<std::string>{}
-                                  : names_of(diagnosis_.trying(index))};
+                              trying.empty() ? std::vector<std::string>{} : names_of(trying)};
   ++running_;
   exclusive_running_ = test.settings->exclusive;
   observer_.test_started(test, assignment);

@@ -39,20 +39,24 @@ FileTail read_file_tail(const std::filesystem::path& path,
   }
   const auto size = static_cast<std::uint64_t>(info.st_size);
   const std::uint64_t start = size > max_bytes ? size - max_bytes : 0;
-  tail.bytes.resize(size - start);
+  tail.bytes = read_at(fd, start, static_cast<std::size_t>(size - start));
+  ::close(fd);
+  tail.skipped = start;
+  start_at_a_line(tail);
+  return tail;
+}
+
+std::string read_at(int fd, std::uint64_t from, std::size_t count) {
+  std::string bytes(count, '\0');
   std::size_t got = 0;
-  while (got < tail.bytes.size()) {
-    const auto read = ::pread(fd, tail.bytes.data() + got, tail.bytes.size() - got,
-                              static_cast<off_t>(start + got));
+  while (got < count) {
+    const auto read = ::pread(fd, bytes.data() + got, count - got, static_cast<off_t>(from + got));
     if (read < 0 && errno == EINTR) continue;
     if (read <= 0) break;
     got += static_cast<std::size_t>(read);
   }
-  ::close(fd);
-  tail.bytes.resize(got);
-  tail.skipped = start;
-  start_at_a_line(tail);
-  return tail;
+  bytes.resize(got);
+  return bytes;
 }
 
 FileTail tail_of(std::string bytes, std::size_t max_bytes) {

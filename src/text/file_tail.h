@@ -22,6 +22,10 @@ FileTail read_file_tail(const std::filesystem::path& path,
 // bytes the runner holds already).
 FileTail tail_of(std::string bytes, std::size_t max_bytes);
 
+// Up to `count` bytes of the open file `fd` from offset `from` (fewer
+// where it is shorter), by pread: no seek, no stream.
+std::string read_at(int fd, std::uint64_t from, std::size_t count);
+
 // The whole file as bytes; empty if it cannot be read.
 std::string read_file(const std::filesystem::path& path);
 

@@ -94,11 +94,15 @@ Finished attempt(std::size_t index, int number, Outcome outcome, bool forked, bo
   return finished;
 }
 
-TEST(FailureDiagnosis, AForkedFailureRunsFreshThenForkedAgain) {
-  const auto plan = make_plan(1);
+// One test's diagnosis, with what it tells the runner.
+struct Diagnosing : ::testing::Test {
+  const fakes::Plan plan = make_plan(1);
   const ScheduleOptions options;
-  FailureDiagnosis diagnosis(options);
+  FailureDiagnosis diagnosis{options};
   Told told;
+};
+
+TEST_F(Diagnosing, AForkedFailureRunsFreshThenForkedAgain) {
   auto first = attempt(0, 1, Outcome::failed, true, false);
   auto decision = diagnosis.judge(plan[0], first, true, told);
   EXPECT_TRUE(decision.failed);
@@ -118,11 +122,7 @@ TEST(FailureDiagnosis, AForkedFailureRunsFreshThenForkedAgain) {
   EXPECT_EQ(decision.diagnostic_attempts, 1);
 }
 
-TEST(FailureDiagnosis, AFailureThatComesFreshTooIsFailingAndNotDiagnosedAgain) {
-  const auto plan = make_plan(1);
-  const ScheduleOptions options;
-  FailureDiagnosis diagnosis(options);
-  Told told;
+TEST_F(Diagnosing, AFailureThatComesFreshTooIsFailingAndNotDiagnosedAgain) {
   auto first = attempt(0, 1, Outcome::failed, true, false);
   diagnosis.judge(plan[0], first, true, told);
   auto fresh = attempt(0, 2, Outcome::failed, false, true);
@@ -133,11 +133,7 @@ TEST(FailureDiagnosis, AFailureThatComesFreshTooIsFailingAndNotDiagnosedAgain) {
   EXPECT_TRUE(told.only_forked.empty());
 }
 
-TEST(FailureDiagnosis, AFailureOfAPlainProcessOrAStoppingRunIsBelievedAtOnce) {
-  const auto plan = make_plan(1);
-  const ScheduleOptions options;
-  FailureDiagnosis diagnosis(options);
-  Told told;
+TEST_F(Diagnosing, AFailureOfAPlainProcessOrAStoppingRunIsBelievedAtOnce) {
   auto plain = attempt(0, 1, Outcome::failed, false, false);
   EXPECT_FALSE(diagnosis.judge(plan[0], plain, true, told).diagnose);
   auto stopping = attempt(0, 1, Outcome::failed, true, false);
@@ -145,11 +141,7 @@ TEST(FailureDiagnosis, AFailureOfAPlainProcessOrAStoppingRunIsBelievedAtOnce) {
   EXPECT_FALSE(diagnosis.has(0));
 }
 
-TEST(FailureDiagnosis, AFailureAfterOtherTestsIsNarrowedDownToTheOneThatCausesIt) {
-  const auto plan = make_plan(1);
-  const ScheduleOptions options;
-  FailureDiagnosis diagnosis(options);
-  Told told;
+TEST_F(Diagnosing, AFailureAfterOtherTestsIsNarrowedDownToTheOneThatCausesIt) {
   auto shared = attempt(0, 1, Outcome::failed, false, false);
   shared.ran_before = {"bin::A"};
   EXPECT_TRUE(diagnosis.judge(plan[0], shared, true, told).diagnose);

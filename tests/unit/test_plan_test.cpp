@@ -18,7 +18,11 @@ TestCase make_test(const std::string& name, bool disabled = false) {
   TestCase test;
   test.set_id("bin::", name);
   test.source = source;
-  if (disabled) test.set_skip_reason("disabled");
+  if (disabled) {
+    auto details = std::make_shared<TestDetails>();
+    details->skip_reason = "disabled";
+    test.details = std::move(details);
+  }
   return test;
 }
 
